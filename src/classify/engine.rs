@@ -1,0 +1,531 @@
+//! Compiles the rule set once, then evaluates it against each tool.
+//!
+//! Words are interned so matching a tool costs a few hash lookups, and every description
+//! phrase of every rule is found in one pass of an Aho-Corasick automaton.
+
+use super::features::Features;
+use super::rules::{Cond, Rule, RuleFile, RuleKind};
+use super::words::normalize_key;
+use crate::model::{Category, Evidence, Finding, Severity, Tool};
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
+use std::collections::HashMap;
+
+/// Scores at or above this make a category fit.
+const FIT_THRESHOLD: f64 = 0.5;
+
+#[derive(Debug)]
+enum C {
+    All(Vec<C>),
+    Any(Vec<C>),
+    Not(Box<C>),
+    Verb(Vec<u32>),
+    Name(Vec<u32>),
+    Desc(Vec<u32>),
+    Text(Vec<u32>),
+    DescExact(Vec<u32>),
+    Lead(Vec<u32>),
+    Prop(Vec<u32>),
+    PropWord(Vec<u32>),
+    FreeText(Vec<u32>),
+    Enum(Vec<u32>),
+    EnumIn(Vec<u32>, Vec<u32>),
+    Annotation(Vec<(String, bool)>),
+}
+
+#[derive(Debug)]
+struct Phrase {
+    prefix: bool,
+}
+
+/// The compiled rule set.
+#[derive(Debug)]
+pub struct Engine {
+    rules: RuleFile,
+    conds: Vec<Option<C>>,
+    words: HashMap<String, u32>,
+    verbs: Vec<bool>,
+    leads: Vec<bool>,
+    phrases: Vec<Phrase>,
+    phrase_ac: Option<AhoCorasick>,
+    exact: Vec<Phrase>,
+    exact_ac: Option<AhoCorasick>,
+    has_text_conds: bool,
+}
+
+/// What the rules say about one tool.
+#[derive(Debug, Clone)]
+pub struct Verdict {
+    pub category: Category,
+    pub severity: Severity,
+    pub confidence: f64,
+    pub evidence: Vec<Evidence>,
+    pub findings: Vec<Finding>,
+}
+
+/// A tool's features resolved against the engine's word table.
+struct Resolved<'a> {
+    tool: &'a Tool,
+    f: &'a Features,
+    name_ids: Vec<u32>,
+    verb: Option<(u32, &'a str, bool)>,
+    lead: Option<(u32, &'a str)>,
+    prop_keys: Vec<u32>,
+    prop_words: Vec<(u32, usize)>,
+    enum_words: Vec<(u32, usize, usize)>,
+    hits: Vec<(u32, usize, usize)>,
+    schema_hits: Vec<(u32, usize, usize)>,
+    exact_hits: Vec<(u32, usize, usize)>,
+}
+
+const NONE: u32 = u32::MAX;
+
+impl Engine {
+    /// Compiles a rule set.
+    pub fn new(rules: RuleFile) -> Engine {
+        let mut e = Engine {
+            rules: RuleFile {
+                version: rules.version,
+                rules: Vec::new(),
+            },
+            conds: Vec::new(),
+            words: HashMap::new(),
+            verbs: Vec::new(),
+            leads: Vec::new(),
+            phrases: Vec::new(),
+            phrase_ac: None,
+            exact: Vec::new(),
+            exact_ac: None,
+            has_text_conds: false,
+        };
+        let mut phrase_texts = Vec::new();
+        let mut exact_texts = Vec::new();
+        let conds = rules
+            .rules
+            .iter()
+            .map(|r| {
+                r.when
+                    .as_ref()
+                    .map(|c| e.compile(c, &mut phrase_texts, &mut exact_texts))
+            })
+            .collect();
+        e.conds = conds;
+        e.rules = rules;
+        e.phrase_ac = build_ac(&phrase_texts, true);
+        e.exact_ac = build_ac(&exact_texts, false);
+        e
+    }
+
+    /// The rules this engine runs.
+    pub fn rules(&self) -> &RuleFile {
+        &self.rules
+    }
+
+    fn intern(&mut self, word: &str) -> u32 {
+        let next = self.words.len() as u32;
+        let id = *self.words.entry(word.to_lowercase()).or_insert(next);
+        if self.verbs.len() <= id as usize {
+            self.verbs.resize(id as usize + 1, false);
+            self.leads.resize(id as usize + 1, false);
+        }
+        id
+    }
+
+    fn intern_all(&mut self, words: &[String]) -> Vec<u32> {
+        words.iter().map(|w| self.intern(w)).collect()
+    }
+
+    fn intern_keys(&mut self, names: &[String]) -> Vec<u32> {
+        names
+            .iter()
+            .map(|w| self.intern(&normalize_key(w)))
+            .collect()
+    }
+
+    fn compile(&mut self, c: &Cond, phrases: &mut Vec<String>, exact: &mut Vec<String>) -> C {
+        match c {
+            Cond::All(cs) => C::All(cs.iter().map(|c| self.compile(c, phrases, exact)).collect()),
+            Cond::Any(cs) => C::Any(cs.iter().map(|c| self.compile(c, phrases, exact)).collect()),
+            Cond::Not(c) => C::Not(Box::new(self.compile(c, phrases, exact))),
+            Cond::Verb(ws) => {
+                let ids = self.intern_all(ws);
+                for &id in &ids {
+                    self.verbs[id as usize] = true;
+                }
+                C::Verb(ids)
+            }
+            Cond::Lead(ws) => {
+                let ids = self.intern_all(ws);
+                for &id in &ids {
+                    self.leads[id as usize] = true;
+                }
+                C::Lead(ids)
+            }
+            Cond::Name(ws) => C::Name(self.intern_all(ws)),
+            Cond::Desc(ps) => C::Desc(add_phrases(ps, phrases, &mut self.phrases, true)),
+            Cond::Text(ps) => {
+                self.has_text_conds = true;
+                C::Text(add_phrases(ps, phrases, &mut self.phrases, true))
+            }
+            Cond::DescExact(ps) => C::DescExact(add_phrases(ps, exact, &mut self.exact, false)),
+            Cond::Prop(ns) => C::Prop(self.intern_keys(ns)),
+            Cond::PropWord(ws) => C::PropWord(self.intern_all(ws)),
+            Cond::FreeText(ns) => C::FreeText(self.intern_keys(ns)),
+            Cond::Enum(ws) => C::Enum(self.intern_all(ws)),
+            Cond::EnumIn { props, values } => {
+                C::EnumIn(self.intern_keys(props), self.intern_all(values))
+            }
+            Cond::Annotation(m) => C::Annotation(m.iter().map(|(k, v)| (k.clone(), *v)).collect()),
+        }
+    }
+
+    /// Looks a word up, trying the plural-stripped forms when the exact word is unknown.
+    fn lookup(&self, word: &str) -> u32 {
+        if let Some(&id) = self.words.get(word) {
+            return id;
+        }
+        for suffix in ["es", "s"] {
+            if let Some(stem) = word.strip_suffix(suffix) {
+                if stem.len() >= 3 {
+                    if let Some(&id) = self.words.get(stem) {
+                        return id;
+                    }
+                }
+            }
+        }
+        NONE
+    }
+
+    fn resolve<'a>(&self, tool: &'a Tool, f: &'a Features) -> Resolved<'a> {
+        let name_ids: Vec<u32> = f.name_words.iter().map(|w| self.lookup(w)).collect();
+        let is_verb = |id: u32| id != NONE && self.verbs[id as usize];
+        let lead_ids: Vec<u32> = f.lead_words.iter().map(|w| self.lookup(w)).collect();
+        let verb = name_ids
+            .iter()
+            .position(|&id| is_verb(id))
+            .map(|i| (name_ids[i], f.name_words[i].as_str(), true))
+            .or_else(|| {
+                lead_ids
+                    .iter()
+                    .position(|&id| is_verb(id))
+                    .map(|i| (lead_ids[i], f.lead_words[i].as_str(), false))
+            });
+        let lead = lead_ids
+            .iter()
+            .position(|&id| id != NONE && self.leads[id as usize])
+            .map(|i| (lead_ids[i], f.lead_words[i].as_str()));
+        let mut prop_keys = Vec::with_capacity(f.properties.len());
+        let mut prop_words = Vec::new();
+        let mut enum_words = Vec::new();
+        let mut scratch = Vec::new();
+        for (pi, p) in f.properties.iter().enumerate() {
+            prop_keys.push(self.words.get(&p.key).copied().unwrap_or(NONE));
+            for w in &p.words {
+                let id = self.lookup(w);
+                if id != NONE {
+                    prop_words.push((id, pi));
+                }
+            }
+            for (vi, v) in p.values.iter().enumerate() {
+                scratch.clear();
+                super::words::split_identifier(v, &mut scratch);
+                for w in &scratch {
+                    let id = self.lookup(w);
+                    if id != NONE {
+                        enum_words.push((id, pi, vi));
+                    }
+                }
+            }
+        }
+        Resolved {
+            tool,
+            f,
+            name_ids,
+            verb,
+            lead,
+            prop_keys,
+            prop_words,
+            enum_words,
+            hits: find_phrases(self.phrase_ac.as_ref(), &self.phrases, &tool.description),
+            schema_hits: if self.has_text_conds {
+                find_phrases(self.phrase_ac.as_ref(), &self.phrases, &f.schema_text)
+            } else {
+                Vec::new()
+            },
+            exact_hits: find_phrases(self.exact_ac.as_ref(), &self.exact, &tool.description),
+        }
+    }
+
+    /// Classifies one tool.
+    pub fn classify(&self, tool: &Tool) -> Verdict {
+        let features = Features::of(tool);
+        let r = self.resolve(tool, &features);
+        let mut scores = [0.0f64; 5];
+        let mut category_evidence: Vec<(Category, Evidence)> = Vec::new();
+        let mut signals = Vec::new();
+        let mut raises: Vec<(&Rule, String)> = Vec::new();
+        let mut findings = Vec::new();
+        for (rule, cond) in self.rules.rules.iter().zip(&self.conds) {
+            let Some(cond) = cond else { continue };
+            let Some(detail) = self.eval(cond, &r) else {
+                continue;
+            };
+            match rule.kind {
+                RuleKind::Category => {
+                    let cat = rule.category.expect("validated");
+                    let w = rule.weight.expect("validated");
+                    let s = &mut scores[cat as usize];
+                    *s = 1.0 - (1.0 - *s) * (1.0 - w);
+                    category_evidence.push((cat, evidence(rule, detail)));
+                }
+                RuleKind::Signal => signals.push(evidence(rule, detail)),
+                RuleKind::Severity => raises.push((rule, detail)),
+                RuleKind::Finding => findings.push(Finding {
+                    rule: rule.id.clone(),
+                    severity: rule.severity.expect("validated"),
+                    tool: Some(tool.name.clone()),
+                    message: format!("{}: {}", rule.summary, detail),
+                }),
+                RuleKind::Grade => {}
+            }
+        }
+        let fitting = [
+            Category::Financial,
+            Category::Destructive,
+            Category::Execute,
+            Category::Write,
+        ]
+        .into_iter()
+        .find(|&c| scores[c as usize] >= FIT_THRESHOLD);
+        let (category, confidence) = match fitting {
+            Some(c) => (c, scores[c as usize]),
+            None if scores[Category::Read as usize] > 0.0 => {
+                let doubt = scores[1..].iter().cloned().fold(0.0, f64::max);
+                (
+                    Category::Read,
+                    scores[Category::Read as usize] * (1.0 - doubt),
+                )
+            }
+            None => {
+                let c = strongest(&scores).unwrap_or(Category::Write);
+                (c, 0.3)
+            }
+        };
+        let mut evidence_out: Vec<Evidence> = category_evidence
+            .into_iter()
+            .filter(|(c, _)| *c == category)
+            .map(|(_, e)| e)
+            .collect();
+        if evidence_out.is_empty() {
+            evidence_out.push(Evidence {
+                rule: "MR-C000".into(),
+                detail: format!(
+                    "no rule gave enough evidence; classified as {category} by caution"
+                ),
+            });
+        }
+        let mut severity = category.default_severity();
+        if let Some((rule, detail)) = raises
+            .into_iter()
+            .find(|(rule, _)| rule.applies_to.contains(&category))
+        {
+            severity = severity.raised();
+            evidence_out.push(evidence(rule, detail));
+        }
+        evidence_out.extend(signals);
+        Verdict {
+            category,
+            severity,
+            confidence: (confidence * 100.0).round() / 100.0,
+            evidence: evidence_out,
+            findings,
+        }
+    }
+
+    fn eval(&self, c: &C, r: &Resolved) -> Option<String> {
+        match c {
+            C::All(cs) => {
+                let mut parts = Vec::new();
+                for c in cs {
+                    let d = self.eval(c, r)?;
+                    if !d.is_empty() {
+                        parts.push(d);
+                    }
+                }
+                Some(parts.join("; "))
+            }
+            C::Any(cs) => cs.iter().find_map(|c| self.eval(c, r)),
+            C::Not(c) => match self.eval(c, r) {
+                Some(_) => None,
+                None => Some(String::new()),
+            },
+            C::Verb(ids) => {
+                let (id, word, from_name) = r.verb?;
+                ids.contains(&id).then(|| {
+                    if from_name {
+                        format!("action word '{word}' in the name")
+                    } else {
+                        format!("action word '{word}' in the description")
+                    }
+                })
+            }
+            C::Lead(ids) => {
+                let (id, word) = r.lead?;
+                ids.contains(&id)
+                    .then(|| format!("the description says what it does: '{word}'"))
+            }
+            C::Name(ids) => r
+                .name_ids
+                .iter()
+                .position(|id| ids.contains(id))
+                .map(|i| format!("name word '{}'", r.f.name_words[i])),
+            C::Desc(ids) => quote_hit(&r.hits, ids, &r.tool.description),
+            C::Text(ids) => quote_hit(&r.hits, ids, &r.tool.description).or_else(|| {
+                quote_hit(&r.schema_hits, ids, &r.f.schema_text)
+                    .map(|q| q.replacen("description", "an argument's text", 1))
+            }),
+            C::DescExact(ids) => quote_hit(&r.exact_hits, ids, &r.tool.description),
+            C::Prop(ids) => r
+                .prop_keys
+                .iter()
+                .position(|id| ids.contains(id))
+                .map(|i| format!("argument '{}'", r.f.properties[i].name)),
+            C::PropWord(ids) => r
+                .prop_words
+                .iter()
+                .find(|(id, _)| ids.contains(id))
+                .map(|&(_, pi)| format!("argument '{}'", r.f.properties[pi].name)),
+            C::FreeText(ids) => r
+                .prop_keys
+                .iter()
+                .enumerate()
+                .find(|&(i, id)| ids.contains(id) && r.f.properties[i].free_text)
+                .map(|(i, _)| format!("free-text argument '{}'", r.f.properties[i].name)),
+            C::Enum(ids) => r
+                .enum_words
+                .iter()
+                .find(|(id, _, _)| ids.contains(id))
+                .map(|&(_, pi, vi)| enum_detail(r, pi, vi)),
+            C::EnumIn(props, ids) => r
+                .enum_words
+                .iter()
+                .find(|&&(id, pi, _)| ids.contains(&id) && props.contains(&r.prop_keys[pi]))
+                .map(|&(_, pi, vi)| enum_detail(r, pi, vi)),
+            C::Annotation(pairs) => {
+                let mut parts = Vec::new();
+                for (k, v) in pairs {
+                    if r.tool.hint(k)? != *v {
+                        return None;
+                    }
+                    parts.push(format!("annotation {k}={v}"));
+                }
+                Some(parts.join(", "))
+            }
+        }
+    }
+}
+
+fn strongest(scores: &[f64; 5]) -> Option<Category> {
+    Category::ALL
+        .into_iter()
+        .filter(|&c| scores[c as usize] > 0.0)
+        .max_by(|a, b| scores[*a as usize].total_cmp(&scores[*b as usize]))
+}
+
+fn evidence(rule: &Rule, detail: String) -> Evidence {
+    Evidence {
+        rule: rule.id.clone(),
+        detail: if detail.is_empty() {
+            rule.summary.clone()
+        } else {
+            detail
+        },
+    }
+}
+
+fn enum_detail(r: &Resolved, pi: usize, vi: usize) -> String {
+    let p = &r.f.properties[pi];
+    format!("argument '{}' accepts '{}'", p.name, p.values[vi])
+}
+
+fn add_phrases(
+    ps: &[String],
+    texts: &mut Vec<String>,
+    meta: &mut Vec<Phrase>,
+    fold: bool,
+) -> Vec<u32> {
+    ps.iter()
+        .map(|p| {
+            let prefix = p.ends_with('*');
+            let text = p.trim_end_matches('*');
+            let text = if fold {
+                text.to_lowercase()
+            } else {
+                text.to_string()
+            };
+            if let Some(i) = texts
+                .iter()
+                .zip(meta.iter())
+                .position(|(t, m)| *t == text && m.prefix == prefix)
+            {
+                return i as u32;
+            }
+            texts.push(text);
+            meta.push(Phrase { prefix });
+            (texts.len() - 1) as u32
+        })
+        .collect()
+}
+
+fn build_ac(patterns: &[String], fold: bool) -> Option<AhoCorasick> {
+    if patterns.is_empty() {
+        return None;
+    }
+    Some(
+        AhoCorasickBuilder::new()
+            .ascii_case_insensitive(fold)
+            .match_kind(MatchKind::Standard)
+            .build(patterns)
+            .expect("rule phrases form a valid automaton"),
+    )
+}
+
+/// Every phrase found in `text` at word boundaries, the first place of each.
+fn find_phrases(ac: Option<&AhoCorasick>, meta: &[Phrase], text: &str) -> Vec<(u32, usize, usize)> {
+    let Some(ac) = ac else { return Vec::new() };
+    let bytes = text.as_bytes();
+    let is_word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    let mut hits: Vec<(u32, usize, usize)> = Vec::new();
+    for m in ac.find_overlapping_iter(text) {
+        let id = m.pattern().as_u32();
+        let (s, e) = (m.start(), m.end());
+        let pat_first = bytes[s];
+        let pat_last = bytes[e - 1];
+        let start_ok = s == 0 || !is_word(bytes[s - 1]) || !is_word(pat_first);
+        let end_ok = meta[id as usize].prefix
+            || e == bytes.len()
+            || !is_word(bytes[e])
+            || !is_word(pat_last);
+        if start_ok && end_ok && !hits.iter().any(|h| h.0 == id) {
+            hits.push((id, s, e));
+        }
+    }
+    hits
+}
+
+/// The first hit among `ids`, quoted with a little context.
+fn quote_hit(hits: &[(u32, usize, usize)], ids: &[u32], text: &str) -> Option<String> {
+    let &(_, s, e) = hits.iter().find(|h| ids.contains(&h.0))?;
+    let mut end = e;
+    while end < text.len() && !text.is_char_boundary(end) {
+        end += 1;
+    }
+    let mut word_end = end;
+    for (i, ch) in text[end..].char_indices() {
+        if !ch.is_alphanumeric() {
+            word_end = end + i;
+            break;
+        }
+        word_end = end + i + ch.len_utf8();
+    }
+    Some(format!("description says \"{}\"", &text[s..word_end]))
+}

@@ -1,0 +1,162 @@
+//! What the rules look at, extracted once per tool: name words, the action word, the
+//! description's phrases, and the input schema's properties and enum values.
+
+use super::words::{leading_words, normalize_key, split_identifier};
+use crate::model::Tool;
+use serde_json::Value;
+
+/// Bounds on the schema walk, so a hostile schema costs little.
+const MAX_SCHEMA_DEPTH: usize = 16;
+const MAX_SCHEMA_NODES: usize = 2_000;
+/// How many leading description words may hold the description's action word.
+const LEAD_WINDOW: usize = 8;
+
+/// One property of the input schema.
+#[derive(Debug, Default)]
+pub struct Property {
+    /// As written in the schema.
+    pub name: String,
+    /// Lowercase, separators removed.
+    pub key: String,
+    /// The name split into lowercase words.
+    pub words: Vec<String>,
+    /// Takes free text: a string with no enum or const.
+    pub free_text: bool,
+    /// Enum and const values that are strings, as written.
+    pub values: Vec<String>,
+}
+
+/// Everything the rules read about one tool.
+#[derive(Debug, Default)]
+pub struct Features {
+    pub name_words: Vec<String>,
+    /// Leading description words, lowercased.
+    pub lead_words: Vec<String>,
+    pub properties: Vec<Property>,
+    /// Descriptions, titles and string defaults inside the schema, one per line (bounded).
+    pub schema_text: String,
+}
+
+impl Features {
+    /// Extracts the features of a tool.
+    pub fn of(tool: &Tool) -> Features {
+        let mut f = Features::default();
+        split_identifier(&tool.name, &mut f.name_words);
+        f.lead_words = leading_words(&tool.description, LEAD_WINDOW).collect();
+        let mut budget = MAX_SCHEMA_NODES;
+        walk_schema(&tool.input_schema, 0, &mut budget, &mut f.properties);
+        let mut budget = MAX_SCHEMA_NODES;
+        collect_text(&tool.input_schema, 0, &mut budget, &mut f.schema_text);
+        f
+    }
+}
+
+fn walk_schema(schema: &Value, depth: usize, budget: &mut usize, out: &mut Vec<Property>) {
+    if depth > MAX_SCHEMA_DEPTH || *budget == 0 {
+        return;
+    }
+    *budget -= 1;
+    let Value::Object(map) = schema else { return };
+    if let Some(Value::Object(props)) = map.get("properties") {
+        for (name, sub) in props {
+            if *budget == 0 {
+                return;
+            }
+            let mut p = Property {
+                name: name.clone(),
+                key: normalize_key(name),
+                ..Property::default()
+            };
+            split_identifier(name, &mut p.words);
+            let mut types = Vec::new();
+            collect_shape(sub, 0, &mut types, &mut p.values);
+            let has_string = types.iter().any(|t| t == "string");
+            p.free_text = p.values.is_empty() && (has_string || types.is_empty());
+            out.push(p);
+            walk_schema(sub, depth + 1, budget, out);
+        }
+    }
+    for key in ["items", "additionalProperties"] {
+        if let Some(sub) = map.get(key) {
+            walk_schema(sub, depth + 1, budget, out);
+        }
+    }
+    for key in ["anyOf", "oneOf", "allOf"] {
+        if let Some(Value::Array(variants)) = map.get(key) {
+            for v in variants {
+                walk_schema(v, depth + 1, budget, out);
+            }
+        }
+    }
+}
+
+/// Most schema text gathered for scanning; hostile text past this is still bounded work.
+const MAX_SCHEMA_TEXT: usize = 256 * 1024;
+
+fn collect_text(schema: &Value, depth: usize, budget: &mut usize, out: &mut String) {
+    if depth > MAX_SCHEMA_DEPTH || *budget == 0 || out.len() >= MAX_SCHEMA_TEXT {
+        return;
+    }
+    *budget -= 1;
+    match schema {
+        Value::Object(map) => {
+            for (k, v) in map {
+                match v {
+                    Value::String(s)
+                        if matches!(k.as_str(), "description" | "title" | "default") =>
+                    {
+                        let room = MAX_SCHEMA_TEXT.saturating_sub(out.len());
+                        let mut cut = s.len().min(room);
+                        while !s.is_char_boundary(cut) {
+                            cut -= 1;
+                        }
+                        out.push_str(&s[..cut]);
+                        out.push('\n');
+                    }
+                    Value::Object(_) | Value::Array(_) => collect_text(v, depth + 1, budget, out),
+                    _ => {}
+                }
+            }
+        }
+        Value::Array(items) => {
+            for v in items {
+                collect_text(v, depth + 1, budget, out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The types and enum values a property allows, looking through anyOf/oneOf/allOf.
+fn collect_shape(schema: &Value, depth: usize, types: &mut Vec<String>, values: &mut Vec<String>) {
+    if depth > 4 {
+        return;
+    }
+    let Value::Object(map) = schema else { return };
+    match map.get("type") {
+        Some(Value::String(t)) => types.push(t.clone()),
+        Some(Value::Array(ts)) => {
+            types.extend(ts.iter().filter_map(Value::as_str).map(String::from))
+        }
+        _ => {}
+    }
+    if let Some(Value::Array(items)) = map.get("enum") {
+        values.extend(items.iter().filter_map(Value::as_str).map(String::from));
+        if types.is_empty() {
+            types.push("enum".into());
+        }
+    }
+    if let Some(c) = map.get("const") {
+        match c.as_str() {
+            Some(s) => values.push(s.to_string()),
+            None => types.push("const".into()),
+        }
+    }
+    for key in ["anyOf", "oneOf", "allOf"] {
+        if let Some(Value::Array(variants)) = map.get(key) {
+            for v in variants {
+                collect_shape(v, depth + 1, types, values);
+            }
+        }
+    }
+}

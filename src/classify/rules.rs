@@ -1,0 +1,194 @@
+//! The rule set as data: what `catalog/rules.yaml` holds, loaded and checked.
+
+use crate::error::{Error, Result};
+use crate::model::{Category, Severity};
+use serde::Deserialize;
+use std::collections::{BTreeMap, HashSet};
+
+/// The rules shipped inside the binary.
+pub const EMBEDDED_RULES: &str = include_str!("../../catalog/rules.yaml");
+
+/// A whole rules file.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RuleFile {
+    /// Format version of the file; only 1 exists.
+    pub version: u32,
+    /// Every rule, in the order they are documented.
+    pub rules: Vec<Rule>,
+}
+
+/// What a rule contributes when it matches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RuleKind {
+    /// Evidence for a category.
+    Category,
+    /// Moves a tool of the named categories one severity step up.
+    Severity,
+    /// Evidence noted beside the verdict that changes nothing (a confirm guard, a dry-run flag).
+    Signal,
+    /// A finding reported beside the verdict.
+    Finding,
+    /// A server-grade input, documented here so `mcprisk rules` explains every deduction.
+    Grade,
+}
+
+/// One rule with its docs.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Rule {
+    /// Stable ID, never reused for another meaning.
+    pub id: String,
+    /// Short kebab-case name.
+    pub name: String,
+    pub kind: RuleKind,
+    /// For `category` rules: the category the evidence points to.
+    #[serde(default)]
+    pub category: Option<Category>,
+    /// For `category` rules: how strongly a match points to the category (0 to 1).
+    #[serde(default)]
+    pub weight: Option<f64>,
+    /// For `severity` rules: the categories whose severity the rule raises.
+    #[serde(default)]
+    pub applies_to: Vec<Category>,
+    /// For `finding` rules: how severe the finding is.
+    #[serde(default)]
+    pub severity: Option<Severity>,
+    /// For `grade` rules: points deducted per item.
+    #[serde(default)]
+    pub points: Option<u32>,
+    /// For `grade` rules: most points this input can cost.
+    #[serde(default)]
+    pub max_points: Option<u32>,
+    /// For rules whose logic lives in code: which check runs.
+    #[serde(default)]
+    pub check: Option<String>,
+    /// When the rule matches; absent for code checks.
+    #[serde(default)]
+    pub when: Option<Cond>,
+    /// What it matches, in a sentence.
+    pub summary: String,
+    /// Why it matters.
+    pub why: String,
+    /// An example tool it matches.
+    pub example: String,
+}
+
+/// A condition over a tool's name, description, input schema and annotations.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum Cond {
+    /// Every condition holds.
+    All(Vec<Cond>),
+    /// At least one condition holds.
+    Any(Vec<Cond>),
+    /// The condition does not hold.
+    Not(Box<Cond>),
+    /// The tool's action word (the first word of its name that any `verb` list knows) is one of these.
+    Verb(Vec<String>),
+    /// Any word of the tool name is one of these.
+    Name(Vec<String>),
+    /// The description contains one of these phrases (any case, whole words; `*` at the end
+    /// matches any word ending).
+    Desc(Vec<String>),
+    /// Like `desc`, but also searches the texts inside the input schema (argument descriptions).
+    Text(Vec<String>),
+    /// Like `desc`, but case-sensitive (SQL keywords, HTTP methods).
+    DescExact(Vec<String>),
+    /// The description's action word (among its first words, after boilerplate) is one of these.
+    Lead(Vec<String>),
+    /// The schema has a property with one of these names (compared without case or separators).
+    Prop(Vec<String>),
+    /// A word of some property name is one of these.
+    PropWord(Vec<String>),
+    /// A property with one of these names takes free text (a string with no enum or const).
+    FreeText(Vec<String>),
+    /// An enum or const value (any of its words) of some property is one of these.
+    Enum(Vec<String>),
+    /// An enum or const value of one of the named properties is one of these.
+    EnumIn {
+        props: Vec<String>,
+        values: Vec<String>,
+    },
+    /// The annotations set these hints to these values.
+    Annotation(BTreeMap<String, bool>),
+}
+
+impl RuleFile {
+    /// Parses and checks a rules file; `origin` names it in messages.
+    pub fn parse(text: &str, origin: &str) -> Result<RuleFile> {
+        let file: RuleFile = serde_saphyr::from_str(text)
+            .map_err(|e| Error::new(format!("{origin}: invalid rules file: {e}")))?;
+        file.validate(origin)?;
+        Ok(file)
+    }
+
+    /// The shipped rules.
+    pub fn embedded() -> RuleFile {
+        RuleFile::parse(EMBEDDED_RULES, "catalog/rules.yaml (embedded)")
+            .expect("the embedded rules are checked by tests")
+    }
+
+    /// Loads the rules from a file.
+    pub fn load(path: &str) -> Result<RuleFile> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| Error::new(format!("{path}: cannot read rules: {e}")))?;
+        RuleFile::parse(&text, path)
+    }
+
+    /// A rule by ID, ignoring case.
+    pub fn get(&self, id: &str) -> Option<&Rule> {
+        self.rules.iter().find(|r| r.id.eq_ignore_ascii_case(id))
+    }
+
+    fn validate(&self, origin: &str) -> Result<()> {
+        if self.version != 1 {
+            return Err(Error::new(format!(
+                "{origin}: unsupported rules version {} (this mcprisk reads version 1)",
+                self.version
+            )));
+        }
+        let mut ids = HashSet::new();
+        for rule in &self.rules {
+            let at = format!("{origin}: rule {}", rule.id);
+            if !ids.insert(rule.id.to_ascii_uppercase()) {
+                return Err(Error::new(format!("{at}: duplicate rule ID")));
+            }
+            match rule.kind {
+                RuleKind::Category => {
+                    if rule.category.is_none() || rule.weight.is_none() || rule.when.is_none() {
+                        return Err(Error::new(format!(
+                            "{at}: a category rule needs `category`, `weight` and `when`"
+                        )));
+                    }
+                    let w = rule.weight.unwrap_or_default();
+                    if !(0.0..=1.0).contains(&w) {
+                        return Err(Error::new(format!("{at}: weight must be between 0 and 1")));
+                    }
+                }
+                RuleKind::Severity => {
+                    if rule.applies_to.is_empty() || rule.when.is_none() {
+                        return Err(Error::new(format!(
+                            "{at}: a severity rule needs `applies_to` and `when`"
+                        )));
+                    }
+                }
+                RuleKind::Signal => {
+                    if rule.when.is_none() {
+                        return Err(Error::new(format!("{at}: a signal rule needs `when`")));
+                    }
+                }
+                RuleKind::Finding => {
+                    if rule.severity.is_none() || (rule.when.is_none() && rule.check.is_none()) {
+                        return Err(Error::new(format!(
+                            "{at}: a finding rule needs `severity` and `when` or `check`"
+                        )));
+                    }
+                }
+                RuleKind::Grade => {}
+            }
+        }
+        Ok(())
+    }
+}

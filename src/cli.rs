@@ -1,0 +1,134 @@
+//! The command line (clap definitions only; `main.rs` dispatches).
+
+use crate::model::Severity;
+use crate::policy::{Flavor, Profile};
+use crate::report::Format;
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// Risk catalog and least-privilege policy generator for MCP servers.
+#[derive(Debug, Parser)]
+#[command(name = "mcprisk", version, about, long_about = None)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Introspect and assess: every tool's category, severity and evidence, findings, grade.
+    Scan(ScanArgs),
+    /// Write the recommended least-privilege policy.
+    Policy(PolicyArgs),
+    /// List the classification rules, or explain one.
+    Rules(RulesArgs),
+}
+
+/// Where the tool list comes from.
+#[derive(Debug, Args)]
+pub struct TargetArgs {
+    /// A saved tools/list result, a bare array of tools, or a JSON-RPC response ("-" reads stdin).
+    #[arg(long, value_name = "FILE")]
+    pub tools: Option<String>,
+    /// The server's name in reports and policies (default: the file name).
+    #[arg(long, value_name = "NAME")]
+    pub name: Option<String>,
+}
+
+/// Options that shape the assessment.
+#[derive(Debug, Args)]
+pub struct AssessArgs {
+    /// Use this rules file instead of the built-in catalog/rules.yaml.
+    #[arg(long, value_name = "FILE")]
+    pub rules: Option<String>,
+    /// How strict the recommended rules are.
+    #[arg(long, value_enum, default_value_t = Profile::Balanced)]
+    pub profile: Profile,
+    /// Calls per minute for a rate-limited category, e.g. --limit write=20 --limit execute=5.
+    #[arg(long = "limit", value_name = "CATEGORY=N")]
+    pub limits: Vec<String>,
+}
+
+/// Output options shared by commands.
+#[derive(Debug, Args)]
+pub struct OutputArgs {
+    /// Write to this file (atomically) instead of standard output.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<String>,
+    /// When to colour the terminal table (NO_COLOR is honoured).
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
+    /// Print nothing on standard error but errors.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+/// `mcprisk scan`.
+#[derive(Debug, Args)]
+pub struct ScanArgs {
+    #[command(flatten)]
+    pub target: TargetArgs,
+    #[command(flatten)]
+    pub assess: AssessArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
+    /// Report format.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+    /// Exit 1 when a tool or finding is at or above this severity.
+    #[arg(long, value_name = "SEVERITY", value_parser = parse_severity)]
+    pub fail_on: Option<Severity>,
+    /// Use report templates from this directory (report.md.j2, report.html.j2).
+    #[arg(long, value_name = "DIR")]
+    pub templates: Option<String>,
+}
+
+/// `mcprisk policy`.
+#[derive(Debug, Args)]
+pub struct PolicyArgs {
+    #[command(flatten)]
+    pub target: TargetArgs,
+    #[command(flatten)]
+    pub assess: AssessArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
+    /// Policy format.
+    #[arg(long, visible_alias = "format", value_enum, default_value_t = Flavor::Policylayer)]
+    pub flavor: Flavor,
+    /// Exit 1 when a tool or finding is at or above this severity.
+    #[arg(long, value_name = "SEVERITY", value_parser = parse_severity)]
+    pub fail_on: Option<Severity>,
+}
+
+/// `mcprisk rules`.
+#[derive(Debug, Args)]
+pub struct RulesArgs {
+    /// A rule ID (e.g. MR-C304) to explain; all rules when absent.
+    pub id: Option<String>,
+    /// Use this rules file instead of the built-in one.
+    #[arg(long, value_name = "FILE")]
+    pub rules: Option<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = RulesFormat::Table)]
+    pub format: RulesFormat,
+}
+
+/// Formats of `mcprisk rules`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum RulesFormat {
+    Table,
+    Json,
+}
+
+/// When to use colour.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ColorChoice {
+    Auto,
+    Always,
+    Never,
+}
+
+fn parse_severity(s: &str) -> Result<Severity, String> {
+    Severity::parse(s)
+        .ok_or_else(|| format!("{s:?} is not a severity (low, medium, high, critical)"))
+}

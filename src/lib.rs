@@ -1,0 +1,16 @@
+//! mcprisk: classify an MCP server's tools, grade the server, and write least-privilege policies.
+//!
+//! Data flows one way: target -> tool list -> assessment -> policy / report.
+
+pub mod app;
+pub mod assess;
+pub mod classify;
+pub mod cli;
+pub mod error;
+pub mod grade;
+pub mod model;
+pub mod output;
+pub mod policy;
+pub mod report;
+pub mod rules_cmd;
+pub mod toollist;

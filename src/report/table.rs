@@ -1,0 +1,108 @@
+//! The terminal table: one row per tool, then findings and the grade with its reasons.
+//! Tool text is hostile, so every string is made visible and single-line first.
+
+use super::sanitize::one_line;
+use super::Report;
+use crate::model::{Category, Severity};
+use comfy_table::{presets, Cell, Color, ContentArrangement, Table};
+use std::io::Write;
+
+/// Writes the table report; `color` turns on ANSI colours.
+pub fn write(report: &Report, out: &mut dyn Write, color: bool, width: u16) -> std::io::Result<()> {
+    for server in report.servers {
+        writeln!(
+            out,
+            "{}  grade {} ({}/100)  {} tools  from {}",
+            one_line(&server.name, 80),
+            server.grade,
+            server.score,
+            server.tools.len(),
+            one_line(&server.source, 120)
+        )?;
+        let counts: Vec<String> = server
+            .category_counts()
+            .iter()
+            .map(|(c, n)| format!("{c} {n}"))
+            .collect();
+        writeln!(out, "{}", counts.join(" · "))?;
+        let mut table = Table::new();
+        table
+            .load_style(presets::UTF8_FULL_CONDENSED)
+            .set_content_arrangement(ContentArrangement::Dynamic)
+            .set_width(width)
+            .set_header(vec!["Tool", "Category", "Severity", "Rule", "Why"]);
+        if !color {
+            table.force_no_tty();
+        } else {
+            table.enforce_styling();
+        }
+        for t in &server.tools {
+            let why = t
+                .evidence
+                .first()
+                .map(|e| format!("{} {}", e.rule, one_line(&e.detail, 90)))
+                .unwrap_or_default();
+            let rule = match t.recommended.max_per_minute {
+                Some(n) => format!("{} {n}/min", t.recommended.action.as_str()),
+                None => t.recommended.action.as_str().to_string(),
+            };
+            let mut cat = Cell::new(t.category.as_str());
+            let mut sev = Cell::new(t.severity.as_str());
+            if color {
+                cat = cat.fg(category_color(t.category));
+                sev = sev.fg(severity_color(t.severity));
+            }
+            table.add_row(vec![
+                Cell::new(one_line(&t.name, 60)),
+                cat,
+                sev,
+                Cell::new(rule),
+                Cell::new(why),
+            ]);
+        }
+        writeln!(out, "{table}")?;
+        if !server.findings.is_empty() {
+            writeln!(out, "Findings:")?;
+            for f in &server.findings {
+                writeln!(
+                    out,
+                    "  {} {:<8} {}: {}",
+                    f.rule,
+                    f.severity.as_str(),
+                    one_line(f.tool.as_deref().unwrap_or("(server)"), 60),
+                    one_line(&f.message, 160)
+                )?;
+            }
+        }
+        if !server.errors.is_empty() {
+            writeln!(out, "Tools that could not be read:")?;
+            for e in &server.errors {
+                writeln!(out, "  {}: {}", e.location, one_line(&e.message, 160))?;
+            }
+        }
+        writeln!(out, "Grade {} ({}/100):", server.grade, server.score)?;
+        for r in &server.grade_reasons {
+            writeln!(out, "  -{:<3} {}", r.points, one_line(&r.reason, 160))?;
+        }
+        writeln!(out)?;
+    }
+    Ok(())
+}
+
+fn category_color(c: Category) -> Color {
+    match c {
+        Category::Read => Color::Green,
+        Category::Write => Color::Yellow,
+        Category::Execute => Color::DarkYellow,
+        Category::Destructive | Category::Financial => Color::Red,
+    }
+}
+
+fn severity_color(s: Severity) -> Color {
+    match s {
+        Severity::Low => Color::Green,
+        Severity::Medium => Color::Yellow,
+        Severity::High => Color::DarkYellow,
+        Severity::Critical => Color::Red,
+    }
+}

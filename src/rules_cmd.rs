@@ -1,0 +1,113 @@
+//! `mcprisk rules [ID]`: every rule, or one rule's docs.
+
+use crate::classify::{Rule, RuleFile, RuleKind};
+use crate::cli::RulesFormat;
+use crate::error::{Error, Result};
+use std::io::Write;
+
+fn kind_name(k: RuleKind) -> &'static str {
+    match k {
+        RuleKind::Category => "category",
+        RuleKind::Severity => "severity",
+        RuleKind::Signal => "signal",
+        RuleKind::Finding => "finding",
+        RuleKind::Grade => "grade",
+    }
+}
+
+fn rule_json(r: &Rule) -> serde_json::Value {
+    serde_json::json!({
+        "id": r.id,
+        "name": r.name,
+        "kind": kind_name(r.kind),
+        "category": r.category.map(|c| c.as_str()),
+        "weight": r.weight,
+        "applies_to": r.applies_to.iter().map(|c| c.as_str()).collect::<Vec<_>>(),
+        "severity": r.severity.map(|s| s.as_str()),
+        "summary": r.summary,
+        "why": r.why,
+        "example": r.example,
+    })
+}
+
+/// What the rule adds, in a few words.
+fn effect(r: &Rule) -> String {
+    match r.kind {
+        RuleKind::Category => format!(
+            "{} (weight {})",
+            r.category.map(|c| c.as_str()).unwrap_or("?"),
+            r.weight.unwrap_or_default()
+        ),
+        RuleKind::Severity => format!(
+            "raises {} one step",
+            r.applies_to
+                .iter()
+                .map(|c| c.as_str())
+                .collect::<Vec<_>>()
+                .join("/")
+        ),
+        RuleKind::Signal => "noted, changes nothing".into(),
+        RuleKind::Finding => format!("{} finding", r.severity.map(|s| s.as_str()).unwrap_or("?")),
+        RuleKind::Grade => match r.points {
+            Some(p) => format!("grade: -{p} per item"),
+            None => "grade".into(),
+        },
+    }
+}
+
+/// Lists every rule, or explains the one named.
+pub fn run(
+    rules: &RuleFile,
+    id: Option<&str>,
+    format: RulesFormat,
+    out: &mut dyn Write,
+) -> Result<()> {
+    let io = crate::output::io_err;
+    match id {
+        Some(id) => {
+            let rule = rules.get(id).ok_or_else(|| {
+                Error::new(format!(
+                    "no rule {id:?}; `mcprisk rules` lists them (IDs look like MR-C304)"
+                ))
+            })?;
+            match format {
+                RulesFormat::Json => {
+                    serde_json::to_writer_pretty(&mut *out, &rule_json(rule))
+                        .map_err(|e| io(e.into()))?;
+                    writeln!(out).map_err(io)
+                }
+                RulesFormat::Table => {
+                    writeln!(out, "{} {} ({})", rule.id, rule.name, effect(rule)).map_err(io)?;
+                    writeln!(out, "\nWhat it matches\n  {}", rule.summary).map_err(io)?;
+                    writeln!(out, "\nWhy it matters\n  {}", rule.why).map_err(io)?;
+                    writeln!(out, "\nExample\n  {}", rule.example).map_err(io)?;
+                    if let Some(c) = &rule.check {
+                        writeln!(out, "\nChecked in code: {c}").map_err(io)?;
+                    }
+                    Ok(())
+                }
+            }
+        }
+        None => match format {
+            RulesFormat::Json => {
+                let all: Vec<_> = rules.rules.iter().map(rule_json).collect();
+                serde_json::to_writer_pretty(&mut *out, &all).map_err(|e| io(e.into()))?;
+                writeln!(out).map_err(io)
+            }
+            RulesFormat::Table => {
+                for r in &rules.rules {
+                    writeln!(
+                        out,
+                        "{:<9} {:<28} {:<28} {}",
+                        r.id,
+                        r.name,
+                        effect(r),
+                        r.summary
+                    )
+                    .map_err(io)?;
+                }
+                Ok(())
+            }
+        },
+    }
+}

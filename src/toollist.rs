@@ -1,0 +1,285 @@
+//! Reads a saved tool list: `{"tools":[...]}`, a bare array, or a JSON-RPC response wrapping one.
+//!
+//! Every tool is checked on its own: a malformed one is reported in `errors` and the rest are kept.
+
+use crate::error::{Error, Result};
+use crate::model::{InputError, Tool};
+use serde_json::Value;
+use std::io::Read;
+
+/// The largest input accepted, in bytes. Real tool lists are well under 10 MiB.
+pub const MAX_INPUT_BYTES: u64 = 64 * 1024 * 1024;
+
+/// The tools that could be read, and what was wrong with the others.
+#[derive(Debug, Default)]
+pub struct ToolList {
+    pub tools: Vec<Tool>,
+    pub errors: Vec<InputError>,
+}
+
+/// Reads at most [`MAX_INPUT_BYTES`] from `reader`; `origin` names the input in messages.
+pub fn read_limited(mut reader: impl Read, origin: &str) -> Result<Vec<u8>> {
+    let mut buf = Vec::new();
+    reader
+        .by_ref()
+        .take(MAX_INPUT_BYTES + 1)
+        .read_to_end(&mut buf)
+        .map_err(|e| Error::new(format!("{origin}: cannot read: {e}")))?;
+    if buf.len() as u64 > MAX_INPUT_BYTES {
+        return Err(Error::new(format!(
+            "{origin}: input is larger than {} MiB; a tool list is far smaller, so this is not one",
+            MAX_INPUT_BYTES / (1024 * 1024)
+        )));
+    }
+    Ok(buf)
+}
+
+/// Reads a tool list from a file path, or from standard input when `path` is `-`.
+pub fn load(path: &str) -> Result<ToolList> {
+    let bytes = if path == "-" {
+        read_limited(std::io::stdin().lock(), "standard input")?
+    } else {
+        let file = std::fs::File::open(path)
+            .map_err(|e| Error::new(format!("{path}: cannot open: {e}")))?;
+        if let Ok(meta) = file.metadata() {
+            if meta.is_dir() {
+                return Err(Error::new(format!(
+                    "{path}: is a directory, not a tool list"
+                )));
+            }
+        }
+        read_limited(file, path)?
+    };
+    let origin = if path == "-" { "standard input" } else { path };
+    parse(&bytes, origin)
+}
+
+/// Parses the bytes of a tool list; `origin` names the input in messages.
+pub fn parse(bytes: &[u8], origin: &str) -> Result<ToolList> {
+    let text = std::str::from_utf8(bytes).map_err(|e| {
+        let at = e.valid_up_to();
+        let (line, col) = line_col(&bytes[..at]);
+        Error::new(format!(
+            "{origin}: not valid UTF-8 at line {line}, column {col} (byte {at})"
+        ))
+    })?;
+    let value: Value = serde_json::from_str(text).map_err(|e| {
+        let what = match e.classify() {
+            serde_json::error::Category::Eof => "unexpected end of input",
+            _ => "invalid JSON",
+        };
+        Error::new(format!(
+            "{origin}: {what} at line {}, column {}: {}",
+            e.line(),
+            e.column(),
+            strip_position(&e.to_string())
+        ))
+    })?;
+    from_value(value, origin)
+}
+
+/// Finds the tool array in a parsed document and reads each tool.
+pub fn from_value(value: Value, origin: &str) -> Result<ToolList> {
+    let (tools, base) = locate_tools(value, origin)?;
+    let mut list = ToolList::default();
+    for (i, raw) in tools.into_iter().enumerate() {
+        let location = format!("{base}[{i}]");
+        match tool_from_value(raw, &location) {
+            Ok(tool) => list.tools.push(tool),
+            Err(err) => list.errors.push(err),
+        }
+    }
+    Ok(list)
+}
+
+fn locate_tools(value: Value, origin: &str) -> Result<(Vec<Value>, &'static str)> {
+    match value {
+        Value::Array(items) => Ok((items, "")),
+        Value::Object(mut map) => {
+            if let Some(tools) = map.remove("tools") {
+                return match tools {
+                    Value::Array(items) => Ok((items, "tools")),
+                    other => Err(Error::new(format!(
+                        "{origin}: \"tools\" must be an array, found {}",
+                        kind(&other)
+                    ))),
+                };
+            }
+            if let Some(error) = map.get("error") {
+                let msg = error
+                    .get("message")
+                    .and_then(Value::as_str)
+                    .unwrap_or("no message");
+                return Err(Error::new(format!(
+                    "{origin}: the JSON-RPC response is an error, not a tool list: {}",
+                    crate::report::sanitize::one_line(msg, 200)
+                )));
+            }
+            if let Some(result) = map.remove("result") {
+                if let Value::Object(mut result) = result {
+                    if let Some(tools) = result.remove("tools") {
+                        return match tools {
+                            Value::Array(items) => Ok((items, "result.tools")),
+                            other => Err(Error::new(format!(
+                                "{origin}: \"result.tools\" must be an array, found {}",
+                                kind(&other)
+                            ))),
+                        };
+                    }
+                }
+                return Err(Error::new(format!(
+                    "{origin}: the JSON-RPC response has no \"result.tools\" array"
+                )));
+            }
+            Err(Error::new(format!(
+                "{origin}: expected a tools/list result ({{\"tools\": [...]}}), a JSON array of tools, \
+                 or a JSON-RPC response; found an object without \"tools\""
+            )))
+        }
+        other => Err(Error::new(format!(
+            "{origin}: expected a tools/list result or an array of tools, found {}",
+            kind(&other)
+        ))),
+    }
+}
+
+fn tool_from_value(raw: Value, location: &str) -> std::result::Result<Tool, InputError> {
+    let err = |tool: Option<&str>, message: String| InputError {
+        location: location.to_string(),
+        tool: tool.map(str::to_string),
+        message,
+    };
+    let Value::Object(map) = &raw else {
+        return Err(err(
+            None,
+            format!("a tool must be an object, found {}", kind(&raw)),
+        ));
+    };
+    let name = match map.get("name") {
+        Some(Value::String(s)) if !s.trim().is_empty() => s.clone(),
+        Some(Value::String(_)) => return Err(err(None, "\"name\" is empty".into())),
+        Some(other) => {
+            return Err(err(
+                None,
+                format!("\"name\" must be a string, found {}", kind(other)),
+            ))
+        }
+        None => return Err(err(None, "\"name\" is missing".into())),
+    };
+    let description = match map.get("description") {
+        None | Some(Value::Null) => String::new(),
+        Some(Value::String(s)) => s.clone(),
+        Some(other) => {
+            return Err(err(
+                Some(&name),
+                format!("\"description\" must be a string, found {}", kind(other)),
+            ))
+        }
+    };
+    let title = match map.get("title") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(other) => {
+            return Err(err(
+                Some(&name),
+                format!("\"title\" must be a string, found {}", kind(other)),
+            ))
+        }
+    };
+    let input_schema = match map.get("inputSchema") {
+        Some(v @ Value::Object(_)) => v.clone(),
+        Some(other) => {
+            return Err(err(
+                Some(&name),
+                format!("\"inputSchema\" must be an object, found {}", kind(other)),
+            ))
+        }
+        None => return Err(err(Some(&name), "\"inputSchema\" is missing".into())),
+    };
+    let annotations = match map.get("annotations") {
+        None | Some(Value::Null) => None,
+        Some(v @ Value::Object(_)) => Some(v.clone()),
+        Some(other) => {
+            return Err(err(
+                Some(&name),
+                format!("\"annotations\" must be an object, found {}", kind(other)),
+            ))
+        }
+    };
+    Ok(Tool {
+        name,
+        title,
+        description,
+        input_schema,
+        annotations,
+        raw,
+    })
+}
+
+/// A JSON value's kind, for messages.
+pub fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+fn line_col(prefix: &[u8]) -> (usize, usize) {
+    let line = prefix.iter().filter(|&&b| b == b'\n').count() + 1;
+    let col = prefix.iter().rev().take_while(|&&b| b != b'\n').count() + 1;
+    (line, col)
+}
+
+/// serde_json appends " at line L column C"; the message already says where.
+fn strip_position(msg: &str) -> &str {
+    match msg.rfind(" at line ") {
+        Some(i) => &msg[..i],
+        None => msg,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accepts_three_shapes() {
+        let tool = r#"{"name":"a","inputSchema":{"type":"object"}}"#;
+        for doc in [
+            format!(r#"{{"tools":[{tool}]}}"#),
+            format!("[{tool}]"),
+            format!(r#"{{"jsonrpc":"2.0","id":1,"result":{{"tools":[{tool}]}}}}"#),
+        ] {
+            let list = parse(doc.as_bytes(), "t").unwrap();
+            assert_eq!(list.tools.len(), 1, "{doc}");
+            assert!(list.errors.is_empty());
+        }
+    }
+
+    #[test]
+    fn bad_tool_is_reported_and_others_kept() {
+        let doc = r#"{"tools":[{"name":"ok","inputSchema":{}},{"name":5},{"name":"x","description":[1],"inputSchema":{}}]}"#;
+        let list = parse(doc.as_bytes(), "t").unwrap();
+        assert_eq!(list.tools.len(), 1);
+        assert_eq!(list.errors.len(), 2);
+        assert_eq!(list.errors[0].location, "tools[1]");
+        assert!(list.errors[1].message.contains("description"));
+    }
+
+    #[test]
+    fn invalid_utf8_says_where() {
+        let err = parse(b"{\n \"tools\": \"\xff\"}", "f.json").unwrap_err();
+        assert!(err.to_string().contains("line 2"), "{err}");
+    }
+
+    #[test]
+    fn deep_nesting_is_an_error_not_a_crash() {
+        let doc = "[".repeat(10_000) + &"]".repeat(10_000);
+        let err = parse(doc.as_bytes(), "deep.json").unwrap_err();
+        assert!(err.to_string().contains("deep.json"), "{err}");
+    }
+}
