@@ -1,0 +1,125 @@
+//! Classifier accuracy on the labelled tool lists in tests/data/labels: prints the confusion
+//! matrix and every miss, and holds the bar: at least 95% of tools in the right category, and
+//! no tool labelled Execute, Destructive or Financial classified as Read.
+
+use mcprisk::classify::{Engine, RuleFile};
+use mcprisk::model::{Category, Severity};
+use serde::Deserialize;
+use std::collections::HashMap;
+use std::path::Path;
+
+#[derive(Deserialize)]
+struct LabelFile {
+    server: String,
+    tools: Vec<Label>,
+}
+
+#[derive(Deserialize)]
+struct Label {
+    name: String,
+    category: String,
+    severity: String,
+    #[allow(dead_code)]
+    why: String,
+}
+
+#[test]
+fn labelled_servers_are_classified_within_the_bar() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/labels");
+    let engine = Engine::new(RuleFile::embedded());
+    let mut matrix: HashMap<(Category, Category), usize> = HashMap::new();
+    let (mut total, mut right, mut sev_right) = (0usize, 0usize, 0usize);
+    let mut misses = Vec::new();
+    let mut dangerous_as_read = Vec::new();
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 16, "labels missing in {}", dir.display());
+    for path in files {
+        let labels: LabelFile =
+            serde_saphyr::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let tools_path = dir.join("tools").join(format!(
+            "{}.json",
+            path.file_stem().unwrap().to_string_lossy()
+        ));
+        let list = mcprisk::toollist::load(tools_path.to_str().unwrap()).unwrap();
+        assert!(
+            list.errors.is_empty(),
+            "{}: {:?}",
+            tools_path.display(),
+            list.errors
+        );
+        for label in &labels.tools {
+            let tool = list
+                .tools
+                .iter()
+                .find(|t| t.name == label.name)
+                .unwrap_or_else(|| panic!("{}: no tool {}", labels.server, label.name));
+            let want = Category::parse(&label.category).unwrap();
+            let want_sev = Severity::parse(&label.severity).unwrap();
+            let got = engine.classify(tool);
+            total += 1;
+            *matrix.entry((want, got.category)).or_default() += 1;
+            if got.category == want {
+                right += 1;
+            } else {
+                misses.push(format!(
+                    "{}/{}: labelled {want}, got {} ({})",
+                    labels.server,
+                    label.name,
+                    got.category,
+                    got.evidence
+                        .iter()
+                        .map(|e| format!("{} {}", e.rule, e.detail))
+                        .collect::<Vec<_>>()
+                        .join("; ")
+                ));
+            }
+            if got.severity == want_sev {
+                sev_right += 1;
+            } else if got.category == want {
+                misses.push(format!(
+                    "{}/{}: severity labelled {want_sev}, got {}",
+                    labels.server, label.name, got.severity
+                ));
+            }
+            if want >= Category::Execute && got.category == Category::Read {
+                dangerous_as_read.push(format!("{}/{}", labels.server, label.name));
+            }
+        }
+    }
+    println!("\nconfusion matrix (rows: label, columns: classified)");
+    print!("{:>12}", "");
+    for c in Category::ALL {
+        print!("{:>12}", c.as_str());
+    }
+    println!();
+    for want in Category::ALL {
+        print!("{:>12}", want.as_str());
+        for got in Category::ALL {
+            print!("{:>12}", matrix.get(&(want, got)).copied().unwrap_or(0));
+        }
+        println!();
+    }
+    let accuracy = right as f64 / total as f64;
+    println!(
+        "\ncategory accuracy: {right}/{total} = {:.1}%; severity accuracy: {sev_right}/{total} = {:.1}%",
+        accuracy * 100.0,
+        sev_right as f64 * 100.0 / total as f64
+    );
+    for m in &misses {
+        println!("  miss: {m}");
+    }
+    assert!(
+        dangerous_as_read.is_empty(),
+        "tools labelled Execute/Destructive/Financial classified as Read: {dangerous_as_read:?}"
+    );
+    assert!(
+        accuracy >= 0.95,
+        "category accuracy {:.1}% is below 95%",
+        accuracy * 100.0
+    );
+}
