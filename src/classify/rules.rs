@@ -192,3 +192,51 @@ impl RuleFile {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::classify::findings::ALL_CHECKS;
+
+    #[test]
+    fn embedded_rules_parse_and_ids_are_unique_and_stable() {
+        let rules = RuleFile::embedded();
+        let mut seen = HashSet::new();
+        for r in &rules.rules {
+            assert!(r.id.starts_with("MR-"), "{}", r.id);
+            assert!(seen.insert(r.id.clone()), "duplicate {}", r.id);
+            assert!(
+                !r.summary.is_empty() && !r.why.is_empty() && !r.example.is_empty(),
+                "{}",
+                r.id
+            );
+        }
+        // IDs other code relies on.
+        for id in [
+            "MR-C304", "MR-F101", "MR-G001", "MR-G004", "MR-G005", "MR-G006", "MR-G007",
+        ] {
+            assert!(rules.get(id).is_some(), "{id} missing");
+        }
+    }
+
+    #[test]
+    fn every_code_check_has_a_rule() {
+        let rules = RuleFile::embedded();
+        for check in ALL_CHECKS {
+            assert!(
+                rules
+                    .rules
+                    .iter()
+                    .any(|r| r.check.as_deref() == Some(check)),
+                "no rule documents check {check}"
+            );
+        }
+    }
+
+    #[test]
+    fn unknown_keys_are_rejected_with_a_location() {
+        let text = "version: 1\nrules:\n  - id: MR-X1\n    name: x\n    kind: signal\n    bogus: 1\n    when: {verb: [a]}\n    summary: s\n    why: w\n    example: e\n";
+        let err = RuleFile::parse(text, "r.yaml").unwrap_err().to_string();
+        assert!(err.contains("r.yaml") && err.contains("bogus"), "{err}");
+    }
+}
