@@ -1,12 +1,24 @@
-//! Makes hostile tool text safe to show: control and invisible characters become visible
-//! escapes, and Markdown special characters are escaped.
+//! Makes hostile tool text safe to show. Tool names, descriptions and schema texts come from
+//! the server, so they may carry terminal escapes, invisible or bidi characters, HTML and
+//! Markdown. Every output format goes through one of these functions:
+//!
+//! - [`visible`] / [`one_line`]: terminal text; control and invisible characters become `\u{XXXX}`;
+//! - [`markdown`]: inline Markdown (table cells included), every active character escaped;
+//! - [`html_reveal`]: HTML text with invisible characters highlighted as `U+XXXX` marks;
+//! - [`json_text`]: JSON that stays valid and means the same, with `<`, `>`, `&`, backticks and
+//!   every invisible character written as `\uXXXX` escapes.
 
-/// Whether a character must not reach a reader as-is (controls, zero-width, bidi, tags).
+use std::fmt::Write as _;
+
+/// Whether a character must not reach a reader as-is: controls, zero-width and invisible
+/// fillers, bidi overrides and isolates, variation selectors, Unicode tag characters.
 pub fn is_hidden(c: char) -> bool {
     matches!(c,
-        '\u{200b}'..='\u{200f}' | '\u{2028}'..='\u{202e}' | '\u{2060}'..='\u{2064}'
-        | '\u{2066}'..='\u{2069}' | '\u{feff}' | '\u{180e}' | '\u{fff9}'..='\u{fffb}'
-        | '\u{e0000}'..='\u{e007f}')
+        '\u{00ad}' | '\u{034f}' | '\u{061c}' | '\u{115f}' | '\u{1160}' | '\u{17b4}' | '\u{17b5}'
+        | '\u{180b}'..='\u{180f}' | '\u{200b}'..='\u{200f}' | '\u{2028}'..='\u{202e}'
+        | '\u{2060}'..='\u{206f}' | '\u{3164}' | '\u{fe00}'..='\u{fe0f}' | '\u{feff}'
+        | '\u{ffa0}' | '\u{fff0}'..='\u{fffb}' | '\u{1d173}'..='\u{1d17a}'
+        | '\u{e0000}'..='\u{e007f}' | '\u{e0100}'..='\u{e01ef}')
         || c.is_control()
 }
 
@@ -17,7 +29,7 @@ pub fn visible(s: &str) -> String {
         if c == '\n' || c == '\t' {
             out.push(c);
         } else if is_hidden(c) {
-            out.push_str(&format!("\\u{{{:04X}}}", c as u32));
+            let _ = write!(out, "\\u{{{:04X}}}", c as u32);
         } else {
             out.push(c);
         }
@@ -47,8 +59,10 @@ pub fn one_line(s: &str, max: usize) -> String {
     out.trim_end().to_string()
 }
 
-/// Escapes text for Markdown (inline, including table cells): special characters are
-/// backslash-escaped, `<` `>` `&` become entities, and newlines become spaces.
+/// Escapes text for Markdown (inline, including GitHub table cells): ASCII punctuation is
+/// backslash-escaped (so `|` never splits a cell and no link, image, emphasis or code span can
+/// start), `<` `>` `&` become entities (no raw HTML, no entity tricks), and line breaks become
+/// spaces (a row stays one line).
 pub fn markdown(s: &str) -> String {
     let shown = visible(s);
     let mut out = String::with_capacity(shown.len() + 8);
@@ -57,13 +71,65 @@ pub fn markdown(s: &str) -> String {
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),
             '&' => out.push_str("&amp;"),
-            '\n' | '\r' | '\t' => out.push(' '),
-            '\\' | '`' | '*' | '_' | '{' | '}' | '[' | ']' | '(' | ')' | '#' | '+' | '-' | '.'
-            | '!' | '|' | '~' | '"' | '\'' | '=' | ':' => {
+            '\n' | '\t' => out.push(' '),
+            c if c.is_ascii_punctuation() => {
                 out.push('\\');
                 out.push(c);
             }
             c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Escapes one character for HTML text or a quoted attribute value.
+fn push_html(out: &mut String, c: char) {
+    match c {
+        '<' => out.push_str("&lt;"),
+        '>' => out.push_str("&gt;"),
+        '&' => out.push_str("&amp;"),
+        '"' => out.push_str("&quot;"),
+        '\'' => out.push_str("&#x27;"),
+        c => out.push(c),
+    }
+}
+
+/// HTML-escaped text (safe in element content and in quoted attributes) in which every hidden
+/// or control character is shown as a highlighted `U+XXXX` mark; newlines and tabs kept.
+/// The result is markup: insert it without escaping it again.
+pub fn html_reveal(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 16);
+    for c in s.chars() {
+        if c == '\n' || c == '\t' {
+            out.push(c);
+        } else if is_hidden(c) {
+            let _ = write!(
+                out,
+                "<mark class=\"hidden-char\" title=\"invisible or control character\">U+{:04X}</mark>",
+                c as u32
+            );
+        } else {
+            push_html(&mut out, c);
+        }
+    }
+    out
+}
+
+/// Pretty JSON of `value` that is still valid JSON with the same meaning, but safe to paste
+/// into HTML, Markdown code blocks and terminals: `<` `>` `&` and backticks, and every hidden or
+/// control character, are written as `\uXXXX` escapes. Those characters only ever occur inside
+/// JSON strings, where the escapes mean the same characters.
+pub fn json_text(value: &serde_json::Value) -> String {
+    let raw = serde_json::to_string_pretty(value).unwrap_or_else(|_| "null".into());
+    let mut out = String::with_capacity(raw.len());
+    for c in raw.chars() {
+        if matches!(c, '<' | '>' | '&' | '`') || (is_hidden(c) && c != '\n') {
+            let mut units = [0u16; 2];
+            for u in c.encode_utf16(&mut units) {
+                let _ = write!(out, "\\u{:04x}", u);
+            }
+        } else {
+            out.push(c);
         }
     }
     out
@@ -78,20 +144,53 @@ mod tests {
         assert_eq!(visible("a\u{1b}[2Jb"), "a\\u{001B}[2Jb");
         assert_eq!(visible("x\u{200b}y"), "x\\u{200B}y");
         assert_eq!(visible("\u{e0041}"), "\\u{E0041}");
+        assert_eq!(
+            visible("r\u{202e}l\u{fe0f}\u{061c}"),
+            "r\\u{202E}l\\u{FE0F}\\u{061C}"
+        );
+        assert_eq!(visible("a\u{85}b\u{7f}"), "a\\u{0085}b\\u{007F}");
     }
 
     #[test]
     fn one_line_folds_and_cuts() {
         assert_eq!(one_line("  a\n\n b  c ", 80), "a b c");
         assert_eq!(one_line("abcdef", 3), "abc…");
+        assert_eq!(one_line("a\r\nb", 80), "a\\u{000D} b");
     }
 
     #[test]
     fn markdown_escapes_everything_active() {
-        let s = markdown("<script>x</script> [a](javascript:b) | *x*\n# h");
+        let s = markdown("<script>x</script> [a](javascript:b) ![i](http://x) | *x*\n# h `c` $m$");
         assert!(!s.contains('<'));
         assert!(!s.contains("]("));
+        assert!(!s.contains("!["));
         assert!(!s.contains('\n'));
+        assert!(!s.contains(" |"));
         assert!(s.contains("\\|"));
+        assert!(s.contains("\\`c\\`"));
+        assert!(s.contains("\\$m\\$"));
+        // A backslash before a pipe cannot unescape it: both are escaped.
+        assert_eq!(markdown("a\\|b"), "a\\\\\\|b");
+    }
+
+    #[test]
+    fn html_reveal_escapes_and_marks() {
+        let s = html_reveal("<img src=x onerror='a()'>\"\u{202e}&");
+        assert!(!s.contains("<img"));
+        assert!(!s.contains('\''));
+        assert!(s.starts_with("&lt;img src=x onerror=&#x27;a()&#x27;&gt;&quot;"));
+        assert!(s.contains(">U+202E</mark>&amp;"));
+    }
+
+    #[test]
+    fn json_text_is_valid_and_inert() {
+        let v = serde_json::json!({"t<s>": "a&b`c\u{1b}[2J\u{200b}\u{e0041}\n"});
+        let s = json_text(&v);
+        for bad in ['<', '>', '&', '`', '\u{1b}', '\u{200b}', '\u{e0041}'] {
+            assert!(!s.contains(bad), "{bad:?} in {s}");
+        }
+        assert!(s.contains("\\udb40\\udc41"));
+        let back: serde_json::Value = serde_json::from_str(&s).unwrap();
+        assert_eq!(back, v);
     }
 }
