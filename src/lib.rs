@@ -6,6 +6,7 @@ pub mod app;
 pub mod assess;
 pub mod classify;
 pub mod cli;
+pub mod clients;
 pub mod error;
 pub mod grade;
 pub mod model;
