@@ -26,12 +26,16 @@ pub fn read_limited(mut reader: impl Read, origin: &str) -> Result<Vec<u8>> {
         .read_to_end(&mut buf)
         .map_err(|e| Error::new(format!("{origin}: cannot read: {e}")))?;
     if buf.len() as u64 > MAX_INPUT_BYTES {
-        return Err(Error::new(format!(
-            "{origin}: input is larger than {} MiB; a tool list is far smaller, so this is not one",
-            MAX_INPUT_BYTES / (1024 * 1024)
-        )));
+        return Err(too_large(origin));
     }
     Ok(buf)
+}
+
+fn too_large(origin: &str) -> Error {
+    Error::new(format!(
+        "{origin}: input is larger than {} MiB; a tool list is far smaller, so this is not one",
+        MAX_INPUT_BYTES / (1024 * 1024)
+    ))
 }
 
 /// Reads a tool list from a file path, or from standard input when `path` is `-`.
@@ -46,6 +50,10 @@ pub fn load(path: &str) -> Result<ToolList> {
                 return Err(Error::new(format!(
                     "{path}: is a directory, not a tool list"
                 )));
+            }
+            // Refuse an oversized regular file before reading any of it.
+            if meta.is_file() && meta.len() > MAX_INPUT_BYTES {
+                return Err(too_large(path));
             }
         }
         read_limited(file, path)?
@@ -63,16 +71,26 @@ pub fn parse(bytes: &[u8], origin: &str) -> Result<ToolList> {
             "{origin}: not valid UTF-8 at line {line}, column {col} (byte {at})"
         ))
     })?;
+    if text.trim().is_empty() {
+        return Err(Error::new(format!(
+            "{origin}: is empty; expected a tools/list result ({{\"tools\": [...]}}), \
+             a JSON array of tools, or a JSON-RPC response"
+        )));
+    }
     let value: Value = serde_json::from_str(text).map_err(|e| {
+        let msg = e.to_string();
         let what = match e.classify() {
             serde_json::error::Category::Eof => "unexpected end of input",
+            _ if msg.starts_with("recursion limit exceeded") => {
+                "nested too deeply (JSON deeper than 128 levels is refused)"
+            }
             _ => "invalid JSON",
         };
         Error::new(format!(
             "{origin}: {what} at line {}, column {}: {}",
             e.line(),
             e.column(),
-            strip_position(&e.to_string())
+            strip_position(&msg)
         ))
     })?;
     from_value(value, origin)

@@ -1,0 +1,598 @@
+//! Bad input, end to end: every malformed tool list, rules file or flag ends with exit 2 and a
+//! message on stderr that says what was wrong and where, never a panic, and never a file written
+//! (or left half-written, or a temporary file left behind) when `-o FILE` was given.
+//! A tool list with some malformed tools is the exception: those are reported in `errors`, the
+//! rest are assessed, and the exit code is 0.
+//!
+//! Small inputs live in tests/data/bad/; big ones (100 MB, 10,000-deep) are made in a temp dir.
+
+use assert_cmd::Command;
+use serde_json::Value;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+fn bad(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/bad")
+        .join(name)
+        .to_string_lossy()
+        .into_owned()
+}
+
+fn good() -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/labels/tools/mcp-server-time.json")
+        .to_string_lossy()
+        .into_owned()
+}
+
+fn mcprisk() -> Command {
+    let mut cmd = Command::cargo_bin("mcprisk").unwrap();
+    cmd.env("NO_COLOR", "1").timeout(Duration::from_secs(60));
+    cmd
+}
+
+/// The names in a directory, sorted.
+fn listing(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+/// Runs `mcprisk ARGS` (with `stdin`, if any) and checks it failed cleanly: exit 2, one
+/// `mcprisk: error:` message holding every one of `needles`, no panic, nothing on stdout.
+/// Then runs it again with `-o FILE` into an empty directory, and once more with `-o` naming a
+/// file that already exists, and checks nothing was created or changed.
+fn fails(args: &[&str], stdin: Option<&[u8]>, needles: &[&str]) -> String {
+    let run = |extra: &[&str]| {
+        let mut cmd = mcprisk();
+        cmd.args(args).args(extra);
+        if let Some(input) = stdin {
+            cmd.write_stdin(input.to_vec());
+        }
+        cmd.output().unwrap()
+    };
+
+    let out = run(&[]);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "mcprisk {args:?}: expected exit 2; stderr: {stderr}"
+    );
+    assert!(
+        !stderr.contains("panicked"),
+        "mcprisk {args:?} panicked: {stderr}"
+    );
+    assert!(
+        stderr.starts_with("mcprisk: error: "),
+        "mcprisk {args:?}: stderr does not start with the error: {stderr}"
+    );
+    for needle in needles {
+        assert!(
+            stderr.contains(needle),
+            "mcprisk {args:?}: stderr lacks {needle:?}: {stderr}"
+        );
+    }
+    assert!(
+        out.stdout.is_empty(),
+        "mcprisk {args:?}: wrote to stdout: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+
+    // -o into an empty directory: nothing may appear there (no file, no temp file).
+    if args.first().is_some_and(|a| *a == "scan" || *a == "policy") {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("out.json");
+        let out = run(&["-o", target.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(2), "mcprisk {args:?} -o");
+        assert!(!String::from_utf8_lossy(&out.stderr).contains("panicked"));
+        assert_eq!(
+            listing(dir.path()),
+            Vec::<String>::new(),
+            "mcprisk {args:?} -o: left files behind"
+        );
+
+        // -o over an existing file: it keeps its old content, and nothing else appears.
+        std::fs::write(&target, "previous report\n").unwrap();
+        let out = run(&["-o", target.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(2), "mcprisk {args:?} -o existing");
+        assert_eq!(
+            std::fs::read_to_string(&target).unwrap(),
+            "previous report\n",
+            "mcprisk {args:?} -o: the existing file was changed"
+        );
+        assert_eq!(listing(dir.path()), vec!["out.json".to_string()]);
+    }
+    stderr
+}
+
+/// `fails` for both `scan` (table and JSON) and `policy` with the same target arguments.
+fn every_command_fails(target: &[&str], stdin: Option<&[u8]>, needles: &[&str]) {
+    for head in [
+        &["scan"][..],
+        &["scan", "--format", "json"][..],
+        &["policy"][..],
+        &["policy", "--flavor", "claude-code"][..],
+    ] {
+        let args: Vec<&str> = head.iter().chain(target).copied().collect();
+        fails(&args, stdin, needles);
+    }
+}
+
+#[test]
+fn invalid_json_says_line_and_column() {
+    let f = bad("invalid.json");
+    every_command_fails(
+        &["--tools", &f],
+        None,
+        &["invalid.json", "invalid JSON", "line 4, column 1"],
+    );
+}
+
+#[test]
+fn a_string_is_not_a_tool_list() {
+    let f = bad("string.json");
+    every_command_fails(&["--tools", &f], None, &["string.json", "found a string"]);
+}
+
+#[test]
+fn a_number_is_not_a_tool_list() {
+    let f = bad("number.json");
+    every_command_fails(&["--tools", &f], None, &["number.json", "found a number"]);
+}
+
+#[test]
+fn tools_must_be_an_array() {
+    let f = bad("tools-number.json");
+    every_command_fails(
+        &["--tools", &f],
+        None,
+        &[
+            "tools-number.json",
+            "\"tools\" must be an array",
+            "a number",
+        ],
+    );
+}
+
+#[test]
+fn an_object_without_tools_is_refused() {
+    let f = bad("no-tools.json");
+    every_command_fails(
+        &["--tools", &f],
+        None,
+        &["no-tools.json", "without \"tools\""],
+    );
+}
+
+#[test]
+fn a_json_rpc_error_response_is_refused_with_its_message() {
+    let f = bad("jsonrpc-error.json");
+    every_command_fails(
+        &["--tools", &f],
+        None,
+        &[
+            "jsonrpc-error.json",
+            "JSON-RPC",
+            "error",
+            "Method not found",
+        ],
+    );
+}
+
+#[test]
+fn json_rpc_result_without_tools_is_refused() {
+    fails(
+        &["scan", "--tools", "-"],
+        Some(br#"{"jsonrpc":"2.0","id":1,"result":{"resources":[]}}"#),
+        &["standard input", "result.tools"],
+    );
+    fails(
+        &["scan", "--tools", "-"],
+        Some(br#"{"jsonrpc":"2.0","id":1,"result":{"tools":{"a":1}}}"#),
+        &[
+            "standard input",
+            "\"result.tools\" must be an array",
+            "an object",
+        ],
+    );
+}
+
+#[test]
+fn invalid_utf8_says_where() {
+    let f = bad("latin1.json");
+    every_command_fails(
+        &["--tools", &f],
+        None,
+        &["latin1.json", "not valid UTF-8", "line 2, column 16"],
+    );
+}
+
+#[test]
+fn an_empty_file_is_refused() {
+    let f = bad("empty.json");
+    every_command_fails(&["--tools", &f], None, &["empty.json", "is empty"]);
+}
+
+#[test]
+fn empty_stdin_is_refused() {
+    every_command_fails(
+        &["--tools", "-"],
+        Some(b""),
+        &["standard input", "is empty"],
+    );
+    fails(
+        &["scan", "--tools", "-"],
+        Some(b" \n\t\n"),
+        &["standard input", "is empty"],
+    );
+}
+
+#[test]
+fn truncated_stdin_says_where() {
+    fails(
+        &["scan", "--tools", "-"],
+        Some(b"{\"tools\": [\n  {\"name\": \"a\""),
+        &["standard input", "unexpected end of input", "line 2"],
+    );
+}
+
+#[test]
+fn a_directory_is_not_a_tool_list() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    every_command_fails(&["--tools", d], None, &[d, "is a directory"]);
+}
+
+#[test]
+fn a_missing_file_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("no-such.tools.json");
+    let m = missing.to_str().unwrap();
+    every_command_fails(&["--tools", m], None, &[m, "cannot open"]);
+}
+
+#[test]
+fn no_target_is_an_error() {
+    fails(&["scan"], None, &["--tools"]);
+}
+
+#[test]
+fn a_missing_rules_file_is_named() {
+    let g = good();
+    every_command_fails(
+        &["--tools", &g, "--rules", "/nonexistent/rules.yaml"],
+        None,
+        &["/nonexistent/rules.yaml", "cannot read rules"],
+    );
+    fails(
+        &["rules", "--rules", "/nonexistent/rules.yaml"],
+        None,
+        &["/nonexistent/rules.yaml"],
+    );
+}
+
+#[test]
+fn invalid_rules_yaml_names_file_and_line() {
+    let g = good();
+    let syntax = bad("rules-syntax.yaml");
+    every_command_fails(
+        &["--tools", &g, "--rules", &syntax],
+        None,
+        &["rules-syntax.yaml", "invalid rules file", "line 6"],
+    );
+    let unknown = bad("rules-unknown-field.yaml");
+    every_command_fails(
+        &["--tools", &g, "--rules", &unknown],
+        None,
+        &["rules-unknown-field.yaml", "line 6", "categry"],
+    );
+    fails(
+        &["rules", "--rules", &syntax],
+        None,
+        &["rules-syntax.yaml", "line 6"],
+    );
+}
+
+#[test]
+fn rules_that_parse_but_do_not_validate_name_the_rule() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("v2.yaml");
+    std::fs::write(&path, "version: 2\nrules: []\n").unwrap();
+    let p = path.to_str().unwrap();
+    let g = good();
+    fails(
+        &["scan", "--tools", &g, "--rules", p],
+        None,
+        &[p, "version 2"],
+    );
+    std::fs::write(
+        &path,
+        "version: 1\nrules:\n  - id: MR-X001\n    name: no-weight\n    kind: category\n    category: Read\n    when: {verb: [read]}\n    summary: s\n    why: w\n    example: e\n",
+    )
+    .unwrap();
+    fails(
+        &["scan", "--tools", &g, "--rules", p],
+        None,
+        &[p, "MR-X001", "weight"],
+    );
+}
+
+#[test]
+fn a_bad_limit_spec_is_explained() {
+    let g = good();
+    for (spec, needle) in [
+        ("write", "expected CATEGORY=N"),
+        ("write=", "whole number"),
+        ("write=abc", "whole number"),
+        ("write=0", "whole number"),
+        ("write=-3", "whole number"),
+        ("write=99999999999", "whole number"),
+        ("delete=3", "unknown category"),
+        ("=5", "unknown category"),
+    ] {
+        let flag = format!("--limit={spec}");
+        every_command_fails(&["--tools", &g, &flag], None, &[needle, spec]);
+    }
+}
+
+#[test]
+fn malformed_tools_are_reported_and_the_rest_assessed() {
+    let f = bad("mixed.json");
+    let out = mcprisk()
+        .args(["scan", "--tools", &f, "--format", "json"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "stderr: {stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let server = &doc["servers"][0];
+    let names: Vec<&str> = server["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["read_file", "delete_file"]);
+    let errors: Vec<(&str, &str)> = server["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["location"].as_str().unwrap(),
+                e["message"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    let expected = [
+        ("tools[1]", "\"name\" is missing"),
+        ("tools[2]", "\"name\" must be a string, found a number"),
+        (
+            "tools[3]",
+            "\"inputSchema\" must be an object, found a string",
+        ),
+        (
+            "tools[4]",
+            "\"description\" must be a string, found an object",
+        ),
+        ("tools[5]", "\"inputSchema\" is missing"),
+        ("tools[6]", "\"name\" is empty"),
+        (
+            "tools[7]",
+            "\"annotations\" must be an object, found an array",
+        ),
+        ("tools[8]", "a tool must be an object, found a string"),
+    ];
+    assert_eq!(errors, expected);
+    // Where the tool had a usable name, the error carries it.
+    assert_eq!(server["errors"][2]["tool"], "schema_is_text");
+    assert!(server["errors"][0].get("tool").is_none());
+
+    // The table lists the unreadable tools with their locations too.
+    let out = mcprisk().args(["scan", "--tools", &f]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let table = String::from_utf8_lossy(&out.stdout);
+    for (location, message) in expected {
+        assert!(
+            table.contains(&format!("{location}: {message}")),
+            "table lacks {location}: {table}"
+        );
+    }
+
+    // And -o writes the report whole.
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("report.json");
+    mcprisk()
+        .args(["scan", "--tools", &f, "--format", "json", "-o"])
+        .arg(&target)
+        .assert()
+        .code(0);
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&target).unwrap()).unwrap();
+    assert_eq!(doc["servers"][0]["errors"].as_array().unwrap().len(), 8);
+    assert_eq!(listing(dir.path()), ["report.json"]);
+}
+
+#[test]
+fn malformed_tools_in_a_bare_array_and_json_rpc_say_where() {
+    let out = mcprisk()
+        .args(["scan", "--tools", "-", "--format", "json"])
+        .write_stdin(r#"[{"name":"ok","inputSchema":{}},{"name":null,"inputSchema":{}}]"#)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["servers"][0]["errors"][0]["location"], "[1]");
+
+    let out = mcprisk()
+        .args(["scan", "--tools", "-", "--format", "json"])
+        .write_stdin(
+            r#"{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"ok","inputSchema":{}},{"name":"x","title":7,"inputSchema":{}}]}}"#,
+        )
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let e = &doc["servers"][0]["errors"][0];
+    assert_eq!(e["location"], "result.tools[1]");
+    assert_eq!(e["tool"], "x");
+    assert!(e["message"].as_str().unwrap().contains("\"title\""));
+}
+
+/// Writes a syntactically plausible tool list of at least `bytes` bytes.
+fn write_big_tool_list(path: &Path, bytes: usize) {
+    let mut f = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+    f.write_all(b"{\"tools\": [").unwrap();
+    let filler = "x".repeat(1000);
+    let mut written = 0;
+    let mut i = 0;
+    while written < bytes {
+        let tool = format!(
+            "{}{{\"name\": \"tool_{i}\", \"description\": \"{filler}\", \"inputSchema\": {{}}}}",
+            if i == 0 { "" } else { "," }
+        );
+        f.write_all(tool.as_bytes()).unwrap();
+        written += tool.len();
+        i += 1;
+    }
+    f.write_all(b"]}\n").unwrap();
+    f.flush().unwrap();
+}
+
+#[test]
+fn a_100_mb_file_fails_fast() {
+    let dir = tempfile::tempdir().unwrap();
+    let big: PathBuf = dir.path().join("big.tools.json");
+    write_big_tool_list(&big, 100 * 1024 * 1024);
+    let b = big.to_str().unwrap();
+
+    let start = Instant::now();
+    let stderr = fails(&["scan", "--tools", b], None, &[b, "larger than 64 MiB"]);
+    // Generous: the size is checked before reading; this only catches reading and parsing it all.
+    assert!(
+        start.elapsed() < Duration::from_secs(20),
+        "took {:?}: {stderr}",
+        start.elapsed()
+    );
+    fails(&["policy", "--tools", b], None, &[b, "larger than 64 MiB"]);
+
+    // The same file through a pipe: read up to the limit, then refused.
+    let mut std_cmd = std::process::Command::new(env!("CARGO_BIN_EXE_mcprisk"));
+    std_cmd
+        .args(["scan", "--tools", "-"])
+        .stdin(std::fs::File::open(&big).unwrap());
+    // std's Command, not assert_cmd's: assert_cmd replaces stdin with its own buffer.
+    let out = std_cmd.output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("standard input"), "{stderr}");
+    assert!(stderr.contains("larger than 64 MiB"), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn a_schema_nested_10000_deep_is_refused_with_where() {
+    let dir = tempfile::tempdir().unwrap();
+    let depth = 10_000;
+
+    // Nested objects inside one tool's inputSchema.
+    let path = dir.path().join("deep-schema.json");
+    let doc = format!(
+        "{{\"tools\": [{{\"name\": \"deep\", \"inputSchema\": {}{}{}}}]}}",
+        "{\"type\": \"object\", \"properties\": {\"x\": ".repeat(depth),
+        "{}",
+        "}}".repeat(depth)
+    );
+    std::fs::write(&path, doc).unwrap();
+    let p = path.to_str().unwrap();
+    every_command_fails(
+        &["--tools", p],
+        None,
+        &[p, "nested too deeply", "line 1, column"],
+    );
+
+    // Nested arrays as the whole document, through stdin.
+    let doc = "[".repeat(depth) + &"]".repeat(depth);
+    fails(
+        &["scan", "--tools", "-"],
+        Some(doc.as_bytes()),
+        &["standard input", "nested too deeply", "line 1, column"],
+    );
+}
+
+/// A tool list whose one schema is nested `depth` levels deep (60 is under serde_json's 128).
+fn deep_but_accepted() -> String {
+    let depth = 60;
+    let schema = format!(
+        "{}{}{}",
+        "{\"type\": \"object\", \"properties\": {\"command\": ".repeat(depth),
+        "{\"type\": \"string\"}",
+        "}}".repeat(depth)
+    );
+    format!(
+        "{{\"tools\": [{{\"name\": \"run_deep\", \"description\": \"Run it.\", \"inputSchema\": {schema}}}]}}"
+    )
+}
+
+#[test]
+fn a_schema_nested_just_under_the_limit_is_assessed() {
+    // Deep but accepted: the classifier's bounded walk must cope.
+    assert_assessed(&[
+        &["scan"][..],
+        &["scan", "--format", "json"][..],
+        &["policy"][..],
+        &["policy", "--flavor", "claude-code"][..],
+    ]);
+}
+
+#[test]
+#[ignore = "md/html reports fail on every input: strict undefined meets fields the model skips when empty"]
+fn a_schema_nested_just_under_the_limit_renders_md_and_html() {
+    assert_assessed(&[
+        &["scan", "--format", "md"][..],
+        &["scan", "--format", "html"][..],
+    ]);
+}
+
+fn assert_assessed(commands: &[&[&str]]) {
+    let doc = deep_but_accepted();
+    for &args in commands {
+        let out = mcprisk()
+            .args(args)
+            .args(["--tools", "-"])
+            .write_stdin(doc.clone())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        assert!(!out.stdout.is_empty(), "{args:?}");
+    }
+}
+
+#[test]
+fn invalid_utf8_and_control_bytes_on_stdin() {
+    fails(
+        &["scan", "--tools", "-"],
+        Some(b"{\"tools\": []}\n\xc3\x28"),
+        &["standard input", "not valid UTF-8", "line 2, column 1"],
+    );
+    fails(
+        &["scan", "--tools", "-"],
+        Some(b"\x00\x01\x02"),
+        &["standard input", "invalid JSON", "line 1, column 1"],
+    );
+    // A UTF-8 byte-order mark is not JSON either; the message must still say where.
+    fails(
+        &["scan", "--tools", "-"],
+        Some(b"\xef\xbb\xbf{\"tools\": []}"),
+        &["standard input", "line 1"],
+    );
+}
