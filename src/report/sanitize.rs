@@ -94,13 +94,37 @@ fn push_html(out: &mut String, c: char) {
     }
 }
 
+/// Whether `c` is a Unicode tag character that mirrors a printable ASCII character.
+fn is_tag_text(c: char) -> bool {
+    ('\u{e0020}'..='\u{e007e}').contains(&c)
+}
+
+/// The ASCII character a tag character mirrors.
+fn tag_ascii(c: char) -> char {
+    char::from_u32(c as u32 - 0xe0000).unwrap_or('?')
+}
+
 /// HTML-escaped text (safe in element content and in quoted attributes) in which every hidden
-/// or control character is shown as a highlighted `U+XXXX` mark; newlines and tabs kept.
+/// or control character is shown as a highlighted `U+XXXX` mark (a run of Unicode tag
+/// characters as the text it spells); newlines and tabs kept.
 /// The result is markup: insert it without escaping it again.
 pub fn html_reveal(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 16);
-    for c in s.chars() {
-        if c == '\n' || c == '\t' {
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        if is_tag_text(c) {
+            // Unicode tag characters spell invisible ASCII: show what they spell.
+            let mut spelled = String::new();
+            push_html(&mut spelled, tag_ascii(c));
+            while let Some(&n) = chars.peek().filter(|n| is_tag_text(**n)) {
+                push_html(&mut spelled, tag_ascii(n));
+                chars.next();
+            }
+            let _ = write!(
+                out,
+                "<mark class=\"hidden-char\" title=\"invisible Unicode tag characters\">tags: {spelled}</mark>"
+            );
+        } else if c == '\n' || c == '\t' {
             out.push(c);
         } else if is_hidden(c) {
             let _ = write!(
@@ -115,12 +139,21 @@ pub fn html_reveal(s: &str) -> String {
     out
 }
 
+/// Compact JSON of `value` made inert like [`json_text`].
+pub fn json_inline(value: &serde_json::Value) -> String {
+    inert(serde_json::to_string(value).unwrap_or_else(|_| "null".into()))
+}
+
 /// Pretty JSON of `value` that is still valid JSON with the same meaning, but safe to paste
 /// into HTML, Markdown code blocks and terminals: `<` `>` `&` and backticks, and every hidden or
 /// control character, are written as `\uXXXX` escapes. Those characters only ever occur inside
 /// JSON strings, where the escapes mean the same characters.
 pub fn json_text(value: &serde_json::Value) -> String {
-    let raw = serde_json::to_string_pretty(value).unwrap_or_else(|_| "null".into());
+    inert(serde_json::to_string_pretty(value).unwrap_or_else(|_| "null".into()))
+}
+
+/// Rewrites serialized JSON so that the characters [`json_text`] names become `\uXXXX`.
+fn inert(raw: String) -> String {
     let mut out = String::with_capacity(raw.len());
     for c in raw.chars() {
         if matches!(c, '<' | '>' | '&' | '`') || (is_hidden(c) && c != '\n') {
@@ -180,6 +213,11 @@ mod tests {
         assert!(!s.contains('\''));
         assert!(s.starts_with("&lt;img src=x onerror=&#x27;a()&#x27;&gt;&quot;"));
         assert!(s.contains(">U+202E</mark>&amp;"));
+        let tags: String = "<b>"
+            .chars()
+            .map(|c| char::from_u32(0xe0000 + c as u32).unwrap())
+            .collect();
+        assert!(html_reveal(&format!("x{tags}\u{e007f}")).contains(">tags: &lt;b&gt;</mark><mark"));
     }
 
     #[test]
