@@ -98,7 +98,7 @@ fn server_view(s: &ServerAssessment, policy: &serde_json::Value) -> serde_json::
     let total = s.tools.len();
     let counts = s.category_counts();
     let max = counts.iter().map(|(_, n)| *n).max().unwrap_or(0);
-    let percent = |n: usize, of: usize| if of == 0 { 0 } else { (n * 100 + of / 2) / of };
+    let percent = |n: usize, of: usize| (n * 100 + of / 2).checked_div(of).unwrap_or(0);
     let category_counts: Vec<_> = counts
         .iter()
         .map(|(c, n)| {
