@@ -59,10 +59,10 @@ pub fn one_line(s: &str, max: usize) -> String {
     out.trim_end().to_string()
 }
 
-/// Escapes text for Markdown (inline, including GitHub table cells): ASCII punctuation is
-/// backslash-escaped (so `|` never splits a cell and no link, image, emphasis or code span can
-/// start), `<` `>` `&` become entities (no raw HTML, no entity tricks), and line breaks become
-/// spaces (a row stays one line).
+/// Escapes text for Markdown (inline, including GitHub table cells; not for the start of a
+/// line): the characters that start links, images, emphasis, code spans, strikethrough, math
+/// and URL autolinks, or split a table cell, are backslash-escaped, `<` `>` `&` become entities
+/// (no raw HTML, no entity tricks), and line breaks become spaces (a row stays one line).
 pub fn markdown(s: &str) -> String {
     let shown = visible(s);
     let mut out = String::with_capacity(shown.len() + 8);
@@ -72,7 +72,7 @@ pub fn markdown(s: &str) -> String {
             '>' => out.push_str("&gt;"),
             '&' => out.push_str("&amp;"),
             '\n' | '\t' => out.push(' '),
-            c if c.is_ascii_punctuation() => {
+            '\\' | '`' | '*' | '_' | '[' | ']' | '(' | ')' | '#' | '!' | '|' | '~' | '$' | ':' => {
                 out.push('\\');
                 out.push(c);
             }
