@@ -48,6 +48,13 @@ pub fn environment(dir: Option<&str>) -> Result<Environment<'static>> {
         }
     });
     env.set_undefined_behavior(minijinja::UndefinedBehavior::Strict);
+    // Reports end with a newline, like every text file.
+    if let Ok(syntax) = minijinja::syntax::SyntaxConfig::builder()
+        .keep_trailing_newline(true)
+        .build()
+    {
+        env.set_syntax(syntax);
+    }
     env.add_filter("md", |s: String| sanitize::markdown(&s));
     env.add_filter("visible", |s: String| sanitize::visible(&s));
     env.add_filter("reveal", |s: String| {
