@@ -68,10 +68,6 @@ fn chromium(page: &Path, extra: &[String]) -> String {
     reader.join().unwrap()
 }
 
-fn dump_dom(page: &Path) -> String {
-    chromium(page, &["--dump-dom".to_string()])
-}
-
 /// Asserts that no payload ran in the DOM Chromium dumped for `what`.
 fn assert_clean(dom: &str, what: &str) {
     assert!(
