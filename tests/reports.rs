@@ -317,6 +317,15 @@ fn templates_dir_overrides_a_template_and_keeps_escaping() {
         other.path().to_str().unwrap(),
     ]);
     assert!(md.starts_with("# MCP server risk report"));
+    // A directory that does not exist is an error, not a silent fallback.
+    let missing = other.path().join("nope");
+    let out = mcprisk()
+        .args(["scan", "--tools", HOSTILE, "--format", "md", "--templates"])
+        .arg(&missing)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains(missing.to_str().unwrap()));
 }
 
 #[test]

@@ -63,6 +63,13 @@ pub fn environment(dir: Option<&str>) -> Result<Environment<'static>> {
     env.add_filter("oneline", |s: String, n: Option<usize>| {
         sanitize::one_line(&s, n.unwrap_or(200))
     });
+    if let Some(d) = dir {
+        if !std::path::Path::new(d).is_dir() {
+            return Err(Error::new(format!(
+                "{d}: --templates needs a directory holding {MARKDOWN_NAME} and/or {HTML_NAME}"
+            )));
+        }
+    }
     let mut sources = std::collections::BTreeMap::new();
     for (name, builtin) in [
         (MARKDOWN_NAME, MARKDOWN_TEMPLATE),
