@@ -116,16 +116,25 @@ pub struct Tool {
     pub name: String,
     pub title: Option<String>,
     pub description: String,
-    pub input_schema: Value,
-    pub annotations: Option<Value>,
-    /// Exactly what the server sent for this tool.
+    /// Exactly what the server sent for this tool; `inputSchema` is an object and
+    /// `annotations`, when present, an object (checked when the tool was read).
     pub raw: Value,
 }
 
 impl Tool {
+    /// The input schema (an empty object's stand-in, `null`, when absent).
+    pub fn input_schema(&self) -> &Value {
+        self.raw.get("inputSchema").unwrap_or(&Value::Null)
+    }
+
+    /// The annotations object, if the server sent one.
+    pub fn annotations(&self) -> Option<&Value> {
+        self.raw.get("annotations").filter(|v| v.is_object())
+    }
+
     /// A boolean annotation such as `readOnlyHint`, if the server set it.
     pub fn hint(&self, key: &str) -> Option<bool> {
-        self.annotations.as_ref()?.get(key)?.as_bool()
+        self.annotations()?.get(key)?.as_bool()
     }
 }
 

@@ -204,8 +204,8 @@ fn tool_from_value(raw: Value, location: &str) -> std::result::Result<Tool, Inpu
             ))
         }
     };
-    let input_schema = match map.get("inputSchema") {
-        Some(v @ Value::Object(_)) => v.clone(),
+    match map.get("inputSchema") {
+        Some(Value::Object(_)) => {}
         Some(other) => {
             return Err(err(
                 Some(&name),
@@ -213,23 +213,20 @@ fn tool_from_value(raw: Value, location: &str) -> std::result::Result<Tool, Inpu
             ))
         }
         None => return Err(err(Some(&name), "\"inputSchema\" is missing".into())),
-    };
-    let annotations = match map.get("annotations") {
-        None | Some(Value::Null) => None,
-        Some(v @ Value::Object(_)) => Some(v.clone()),
+    }
+    match map.get("annotations") {
+        None | Some(Value::Null) | Some(Value::Object(_)) => {}
         Some(other) => {
             return Err(err(
                 Some(&name),
                 format!("\"annotations\" must be an object, found {}", kind(other)),
             ))
         }
-    };
+    }
     Ok(Tool {
         name,
         title,
         description,
-        input_schema,
-        annotations,
         raw,
     })
 }

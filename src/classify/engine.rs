@@ -283,7 +283,7 @@ impl Engine {
                     rule: rule.id.clone(),
                     severity: rule.severity.expect("validated"),
                     tool: Some(tool.name.clone()),
-                    message: format!("{}: {}", rule.summary, detail),
+                    message: format!("{}: {}", rule.summary.trim_end_matches('.'), detail),
                 }),
                 RuleKind::Grade => {}
             }

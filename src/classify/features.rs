@@ -44,9 +44,9 @@ impl Features {
         split_identifier(&tool.name, &mut f.name_words);
         f.lead_words = leading_words(&tool.description, LEAD_WINDOW).collect();
         let mut budget = MAX_SCHEMA_NODES;
-        walk_schema(&tool.input_schema, 0, &mut budget, &mut f.properties);
+        walk_schema(tool.input_schema(), 0, &mut budget, &mut f.properties);
         let mut budget = MAX_SCHEMA_NODES;
-        collect_text(&tool.input_schema, 0, &mut budget, &mut f.schema_text);
+        collect_text(tool.input_schema(), 0, &mut budget, &mut f.schema_text);
         f
     }
 }

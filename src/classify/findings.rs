@@ -52,8 +52,31 @@ fn hidden_kind(c: char) -> Option<&'static str> {
     }
 }
 
+/// Whether any string (key or value) under `v` holds a hidden character; no allocation.
+fn any_hidden(v: &Value, budget: &mut usize) -> bool {
+    if *budget == 0 {
+        return false;
+    }
+    *budget -= 1;
+    let hidden = |s: &str| {
+        // Printable ASCII is the common case: skip the char loop for it.
+        s.bytes()
+            .any(|b| !(0x20..0x7f).contains(&b) && !matches!(b, b'\n' | b'\t' | b'\r'))
+            && s.chars().any(|c| hidden_kind(c).is_some())
+    };
+    match v {
+        Value::String(s) => hidden(s),
+        Value::Array(items) => items.iter().any(|i| any_hidden(i, budget)),
+        Value::Object(map) => map.iter().any(|(k, i)| hidden(k) || any_hidden(i, budget)),
+        _ => false,
+    }
+}
+
 /// Hidden or deceptive characters anywhere in the tool's JSON (names, descriptions, schema).
 pub fn hidden_characters(rules: &RuleFile, tool: &Tool) -> Option<Finding> {
+    if !any_hidden(&tool.raw, &mut { MAX_STRINGS }) {
+        return None;
+    }
     let mut kinds: Vec<&'static str> = Vec::new();
     let mut count = 0usize;
     let mut where_found: Vec<String> = Vec::new();

@@ -143,7 +143,7 @@ pub fn recommend(
 
 /// Conditions that let the safe values of a method- or action-like enum through.
 pub fn argument_validation(tool: &Tool) -> Vec<ArgCondition> {
-    let Some(Value::Object(props)) = tool.input_schema.get("properties") else {
+    let Some(Value::Object(props)) = tool.input_schema().get("properties") else {
         return Vec::new();
     };
     let mut out = Vec::new();
