@@ -23,9 +23,45 @@ struct Label {
     why: String,
 }
 
+/// Accuracy figures of one labelled set.
+struct Score {
+    accuracy: f64,
+    dangerous_as_read: Vec<String>,
+}
+
 #[test]
 fn labelled_servers_are_classified_within_the_bar() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/labels");
+    let s = evaluate("tests/data/labels", 16);
+    assert!(
+        s.dangerous_as_read.is_empty(),
+        "tools labelled Execute/Destructive/Financial classified as Read: {:?}",
+        s.dangerous_as_read
+    );
+    assert!(
+        s.accuracy >= 0.95,
+        "category accuracy {:.1}% is below 95%",
+        s.accuracy * 100.0
+    );
+}
+
+/// Servers the rules were not tuned on, labelled independently (tests/data/heldout/README.md).
+#[test]
+fn held_out_servers_are_classified_within_the_bar() {
+    let s = evaluate("tests/data/heldout", 10);
+    assert!(
+        s.dangerous_as_read.is_empty(),
+        "tools labelled Execute/Destructive/Financial classified as Read: {:?}",
+        s.dangerous_as_read
+    );
+    assert!(
+        s.accuracy >= 0.90,
+        "held-out category accuracy {:.1}% is below 90%",
+        s.accuracy * 100.0
+    );
+}
+
+fn evaluate(rel: &str, min_files: usize) -> Score {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(rel);
     let engine = Engine::new(RuleFile::embedded());
     let mut matrix: HashMap<(Category, Category), usize> = HashMap::new();
     let (mut total, mut right, mut sev_right) = (0usize, 0usize, 0usize);
@@ -37,7 +73,11 @@ fn labelled_servers_are_classified_within_the_bar() {
         .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
         .collect();
     files.sort();
-    assert!(files.len() >= 16, "labels missing in {}", dir.display());
+    assert!(
+        files.len() >= min_files,
+        "labels missing in {}",
+        dir.display()
+    );
     for path in files {
         let labels: LabelFile =
             serde_saphyr::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
@@ -91,7 +131,7 @@ fn labelled_servers_are_classified_within_the_bar() {
             }
         }
     }
-    println!("\nconfusion matrix (rows: label, columns: classified)");
+    println!("\n{rel}: confusion matrix (rows: label, columns: classified)");
     print!("{:>12}", "");
     for c in Category::ALL {
         print!("{:>12}", c.as_str());
@@ -113,13 +153,8 @@ fn labelled_servers_are_classified_within_the_bar() {
     for m in &misses {
         println!("  miss: {m}");
     }
-    assert!(
-        dangerous_as_read.is_empty(),
-        "tools labelled Execute/Destructive/Financial classified as Read: {dangerous_as_read:?}"
-    );
-    assert!(
-        accuracy >= 0.95,
-        "category accuracy {:.1}% is below 95%",
-        accuracy * 100.0
-    );
+    Score {
+        accuracy,
+        dangerous_as_read,
+    }
 }

@@ -50,6 +50,11 @@ pub struct Engine {
     exact: Vec<Phrase>,
     exact_ac: Option<AhoCorasick>,
     has_text_conds: bool,
+    weak_verbs: Vec<u32>,
+    filter_verbs: Vec<u32>,
+    mode_keys: Vec<String>,
+    mode_text_keys: Vec<String>,
+    secondary_factor: f64,
 }
 
 /// What the rules say about one tool.
@@ -62,12 +67,30 @@ pub struct Verdict {
     pub findings: Vec<Finding>,
 }
 
+/// Where an action word was found, and how much it counts.
+#[derive(Debug, Clone)]
+struct VerbHit {
+    id: u32,
+    word: String,
+    origin: VerbOrigin,
+    factor: f64,
+}
+
+/// Where an action word was found.
+#[derive(Debug, Clone, PartialEq)]
+enum VerbOrigin {
+    Name,
+    Description,
+    /// A mode argument's value, with the argument's name.
+    Mode(String),
+}
+
 /// A tool's features resolved against the engine's word table.
 struct Resolved<'a> {
     tool: &'a Tool,
-    f: &'a Features,
+    f: &'a Features<'a>,
     name_ids: Vec<u32>,
-    verb: Option<(u32, &'a str, bool)>,
+    verbs: Vec<VerbHit>,
     lead: Option<(u32, &'a str)>,
     prop_keys: Vec<u32>,
     prop_words: Vec<(u32, usize)>,
@@ -75,6 +98,21 @@ struct Resolved<'a> {
     hits: Vec<(u32, usize, usize)>,
     schema_hits: Vec<(u32, usize, usize)>,
     exact_hits: Vec<(u32, usize, usize)>,
+}
+
+/// A condition that holds, with what matched and how much it counts (0 to 1).
+struct Hit {
+    detail: String,
+    factor: f64,
+}
+
+impl Hit {
+    fn full(detail: String) -> Hit {
+        Hit {
+            detail,
+            factor: 1.0,
+        }
+    }
 }
 
 const NONE: u32 = u32::MAX;
@@ -85,6 +123,7 @@ impl Engine {
         let mut e = Engine {
             rules: RuleFile {
                 version: rules.version,
+                vocabulary: Default::default(),
                 rules: Vec::new(),
             },
             conds: Vec::new(),
@@ -96,6 +135,11 @@ impl Engine {
             exact: Vec::new(),
             exact_ac: None,
             has_text_conds: false,
+            weak_verbs: Vec::new(),
+            filter_verbs: Vec::new(),
+            mode_keys: Vec::new(),
+            mode_text_keys: Vec::new(),
+            secondary_factor: 0.6,
         };
         let mut phrase_texts = Vec::new();
         let mut exact_texts = Vec::new();
@@ -109,6 +153,26 @@ impl Engine {
             })
             .collect();
         e.conds = conds;
+        let v = &rules.vocabulary;
+        e.weak_verbs = v
+            .weak_verbs
+            .iter()
+            .filter_map(|w| e.words.get(&w.to_lowercase()).copied())
+            .collect();
+        e.filter_verbs = v
+            .filter_verbs
+            .iter()
+            .filter_map(|w| e.words.get(&w.to_lowercase()).copied())
+            .collect();
+        e.mode_keys = v.mode_arguments.iter().map(|k| normalize_key(k)).collect();
+        e.mode_text_keys = v
+            .mode_text_arguments
+            .iter()
+            .map(|k| normalize_key(k))
+            .collect();
+        if let Some(f) = v.secondary_verb_factor {
+            e.secondary_factor = f.clamp(0.0, 1.0);
+        }
         e.rules = rules;
         e.phrase_ac = build_ac(&phrase_texts, true);
         e.exact_ac = build_ac(&exact_texts, false);
@@ -199,16 +263,83 @@ impl Engine {
         let name_ids: Vec<u32> = f.name_words.iter().map(|w| self.lookup(w)).collect();
         let is_verb = |id: u32| id != NONE && self.verbs[id as usize];
         let lead_ids: Vec<u32> = f.lead_words.iter().map(|w| self.lookup(w)).collect();
-        let verb = name_ids
+        let mut verbs: Vec<VerbHit> = Vec::new();
+        // Name verbs match exactly: a plural noun ("messages") is not a verb.
+        let exact = |w: &str| self.words.get(w).copied().filter(|&id| is_verb(id));
+        let name_verbs: Vec<(u32, &str)> = f
+            .name_words
             .iter()
-            .position(|&id| is_verb(id))
-            .map(|i| (name_ids[i], f.name_words[i].as_str(), true))
-            .or_else(|| {
-                lead_ids
-                    .iter()
-                    .position(|&id| is_verb(id))
-                    .map(|i| (lead_ids[i], f.lead_words[i].as_str(), false))
+            .filter_map(|w| exact(w).map(|id| (id, w.as_str())))
+            .collect();
+        let primary = match name_verbs.first() {
+            Some(&(id, _)) if self.weak_verbs.contains(&id) => name_verbs
+                .iter()
+                .position(|(id, _)| !self.weak_verbs.contains(id))
+                .unwrap_or(0),
+            _ => 0,
+        };
+        for (i, &(id, word)) in name_verbs.iter().enumerate() {
+            // The first verb counts fully; later ones, and a weak verb passed over, count less.
+            let factor = if i == primary {
+                1.0
+            } else {
+                self.secondary_factor
+            };
+            verbs.push(VerbHit {
+                id,
+                word: word.to_string(),
+                origin: VerbOrigin::Name,
+                factor,
             });
+        }
+        if name_verbs.is_empty() {
+            if let Some(i) = lead_ids.iter().position(|&id| is_verb(id)) {
+                verbs.push(VerbHit {
+                    id: lead_ids[i],
+                    word: f.lead_words[i].clone(),
+                    origin: VerbOrigin::Description,
+                    factor: 1.0,
+                });
+            }
+        }
+        let mut scratch = Vec::new();
+        let filters = verbs.iter().any(|v| {
+            v.factor >= 1.0 && v.origin == VerbOrigin::Name && self.filter_verbs.contains(&v.id)
+        });
+        for p in &f.properties {
+            if filters || !self.mode_keys.contains(&p.key) {
+                continue;
+            }
+            if !p.values.is_empty() {
+                for v in &p.values {
+                    scratch.clear();
+                    super::words::split_identifier(v, &mut scratch);
+                    if let Some(id) = scratch.first().and_then(|w| exact(w)) {
+                        verbs.push(VerbHit {
+                            id,
+                            word: v.clone(),
+                            origin: VerbOrigin::Mode(p.name.to_string()),
+                            factor: 1.0,
+                        });
+                    }
+                }
+            } else if p.free_text && self.mode_text_keys.contains(&p.key) {
+                if let Some(text) = p.description {
+                    for w in super::words::leading_words(text, 60) {
+                        if let Some(id) = exact(&w) {
+                            if !verbs.iter().any(|v| v.id == id) {
+                                verbs.push(VerbHit {
+                                    id,
+                                    word: w,
+                                    origin: VerbOrigin::Mode(p.name.to_string()),
+                                    factor: 0.8,
+                                });
+                            }
+                        }
+                    }
+                }
+            }
+        }
         let lead = lead_ids
             .iter()
             .position(|&id| id != NONE && self.leads[id as usize])
@@ -216,7 +347,6 @@ impl Engine {
         let mut prop_keys = Vec::with_capacity(f.properties.len());
         let mut prop_words = Vec::new();
         let mut enum_words = Vec::new();
-        let mut scratch = Vec::new();
         for (pi, p) in f.properties.iter().enumerate() {
             prop_keys.push(self.words.get(&p.key).copied().unwrap_or(NONE));
             for w in &p.words {
@@ -240,7 +370,7 @@ impl Engine {
             tool,
             f,
             name_ids,
-            verb,
+            verbs,
             lead,
             prop_keys,
             prop_words,
@@ -266,13 +396,14 @@ impl Engine {
         let mut findings = Vec::new();
         for (rule, cond) in self.rules.rules.iter().zip(&self.conds) {
             let Some(cond) = cond else { continue };
-            let Some(detail) = self.eval(cond, &r) else {
+            let Some(hit) = self.eval(cond, &r) else {
                 continue;
             };
+            let detail = hit.detail;
             match rule.kind {
                 RuleKind::Category => {
                     let cat = rule.category.expect("validated");
-                    let w = rule.weight.expect("validated");
+                    let w = rule.weight.expect("validated") * hit.factor;
                     let s = &mut scores[cat as usize];
                     *s = 1.0 - (1.0 - *s) * (1.0 - w);
                     category_evidence.push((cat, evidence(rule, detail)));
@@ -305,8 +436,13 @@ impl Engine {
                     scores[Category::Read as usize] * (1.0 - doubt),
                 )
             }
+            // Nothing decided: weak hints alone (an annotation) do not make a tool destructive;
+            // an unknown tool is treated as one that changes state, never as a read.
             None => {
-                let c = strongest(&scores).unwrap_or(Category::Write);
+                let c = match strongest(&scores) {
+                    Some(Category::Execute) => Category::Execute,
+                    _ => Category::Write,
+                };
                 (c, 0.3)
             }
         };
@@ -341,33 +477,78 @@ impl Engine {
         }
     }
 
-    fn eval(&self, c: &C, r: &Resolved) -> Option<String> {
+    fn eval(&self, c: &C, r: &Resolved) -> Option<Hit> {
         match c {
             C::All(cs) => {
                 let mut parts = Vec::new();
+                let mut factor: f64 = 1.0;
                 for c in cs {
-                    let d = self.eval(c, r)?;
-                    if !d.is_empty() {
-                        parts.push(d);
+                    let h = self.eval(c, r)?;
+                    factor = factor.min(h.factor);
+                    if !h.detail.is_empty() {
+                        parts.push(h.detail);
                     }
                 }
-                Some(parts.join("; "))
-            }
-            C::Any(cs) => cs.iter().find_map(|c| self.eval(c, r)),
-            C::Not(c) => match self.eval(c, r) {
-                Some(_) => None,
-                None => Some(String::new()),
-            },
-            C::Verb(ids) => {
-                let (id, word, from_name) = r.verb?;
-                ids.contains(&id).then(|| {
-                    if from_name {
-                        format!("action word '{word}' in the name")
-                    } else {
-                        format!("action word '{word}' in the description")
-                    }
+                Some(Hit {
+                    detail: parts.join("; "),
+                    factor,
                 })
             }
+            C::Any(cs) => cs
+                .iter()
+                .filter_map(|c| self.eval(c, r))
+                .max_by(|a, b| a.factor.total_cmp(&b.factor)),
+            // A partial match (a later verb) does not make its negation false.
+            C::Not(c) => match self.eval_primary(c, r) {
+                Some(_) => None,
+                None => Some(Hit::full(String::new())),
+            },
+            C::Verb(ids) => {
+                let v = r
+                    .verbs
+                    .iter()
+                    .filter(|v| ids.contains(&v.id))
+                    .max_by(|a, b| a.factor.total_cmp(&b.factor))?;
+                let detail = match &v.origin {
+                    VerbOrigin::Name => format!("action word '{}' in the name", v.word),
+                    VerbOrigin::Description => {
+                        format!("action word '{}' in the description", v.word)
+                    }
+                    VerbOrigin::Mode(arg) => format!("argument '{arg}' allows '{}'", v.word),
+                };
+                Some(Hit {
+                    detail,
+                    factor: v.factor,
+                })
+            }
+            _ => self.eval_leaf(c, r).map(Hit::full),
+        }
+    }
+
+    /// Like `eval`, but a verb matches only as the tool's own action word (for `not`).
+    fn eval_primary(&self, c: &C, r: &Resolved) -> Option<Hit> {
+        match c {
+            C::Verb(ids) => r
+                .verbs
+                .iter()
+                .find(|v| {
+                    ids.contains(&v.id)
+                        && v.factor >= 1.0
+                        && !matches!(v.origin, VerbOrigin::Mode(_))
+                })
+                .map(|_| Hit::full(String::new())),
+            C::All(cs) => cs
+                .iter()
+                .all(|c| self.eval_primary(c, r).is_some())
+                .then(|| Hit::full(String::new())),
+            C::Any(cs) => cs.iter().find_map(|c| self.eval_primary(c, r)),
+            _ => self.eval(c, r),
+        }
+    }
+
+    fn eval_leaf(&self, c: &C, r: &Resolved) -> Option<String> {
+        match c {
+            C::All(_) | C::Any(_) | C::Not(_) | C::Verb(_) => None,
             C::Lead(ids) => {
                 let (id, word) = r.lead?;
                 ids.contains(&id)

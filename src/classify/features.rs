@@ -13,14 +13,16 @@ const LEAD_WINDOW: usize = 8;
 
 /// One property of the input schema.
 #[derive(Debug, Default)]
-pub struct Property {
+pub struct Property<'a> {
     /// As written in the schema.
-    pub name: String,
+    pub name: &'a str,
+    /// The property's own description, if it has one.
+    pub description: Option<&'a str>,
     /// Lowercase, separators removed.
     pub key: String,
     /// The name split into lowercase words.
     pub words: Vec<String>,
-    /// Takes free text: a string with no enum or const.
+    /// Takes free text: a string (or an array of strings) with no enum or const.
     pub free_text: bool,
     /// Enum and const values that are strings, as written.
     pub values: Vec<String>,
@@ -28,18 +30,18 @@ pub struct Property {
 
 /// Everything the rules read about one tool.
 #[derive(Debug, Default)]
-pub struct Features {
+pub struct Features<'a> {
     pub name_words: Vec<String>,
     /// Leading description words, lowercased.
     pub lead_words: Vec<String>,
-    pub properties: Vec<Property>,
+    pub properties: Vec<Property<'a>>,
     /// Descriptions, titles and string defaults inside the schema, one per line (bounded).
     pub schema_text: String,
 }
 
-impl Features {
+impl<'a> Features<'a> {
     /// Extracts the features of a tool.
-    pub fn of(tool: &Tool) -> Features {
+    pub fn of(tool: &'a Tool) -> Features<'a> {
         let mut f = Features::default();
         split_identifier(&tool.name, &mut f.name_words);
         f.lead_words = leading_words(&tool.description, LEAD_WINDOW).collect();
@@ -51,7 +53,12 @@ impl Features {
     }
 }
 
-fn walk_schema(schema: &Value, depth: usize, budget: &mut usize, out: &mut Vec<Property>) {
+fn walk_schema<'a>(
+    schema: &'a Value,
+    depth: usize,
+    budget: &mut usize,
+    out: &mut Vec<Property<'a>>,
+) {
     if depth > MAX_SCHEMA_DEPTH || *budget == 0 {
         return;
     }
@@ -63,14 +70,21 @@ fn walk_schema(schema: &Value, depth: usize, budget: &mut usize, out: &mut Vec<P
                 return;
             }
             let mut p = Property {
-                name: name.clone(),
+                name,
+                description: sub.get("description").and_then(Value::as_str),
                 key: normalize_key(name),
                 ..Property::default()
             };
             split_identifier(name, &mut p.words);
             let mut types = Vec::new();
             collect_shape(sub, 0, &mut types, &mut p.values);
-            let has_string = types.iter().any(|t| t == "string");
+            let string_items = sub
+                .get("items")
+                .and_then(|i| i.get("type"))
+                .and_then(Value::as_str)
+                == Some("string");
+            let has_string = types.iter().any(|t| t == "string")
+                || (string_items && types.iter().all(|t| t == "array" || t == "null"));
             p.free_text = p.values.is_empty() && (has_string || types.is_empty());
             out.push(p);
             walk_schema(sub, depth + 1, budget, out);

@@ -14,8 +14,34 @@ pub const EMBEDDED_RULES: &str = include_str!("../../catalog/rules.yaml");
 pub struct RuleFile {
     /// Format version of the file; only 1 exists.
     pub version: u32,
+    /// Word lists that shape how a tool's action words are found.
+    #[serde(default)]
+    pub vocabulary: Vocabulary,
     /// Every rule, in the order they are documented.
     pub rules: Vec<Rule>,
+}
+
+/// How the engine finds a tool's action words (its verbs).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Vocabulary {
+    /// Verbs that are as often nouns (`monitor`, `status`): when one comes first in a name and a
+    /// stronger verb follows, the later one is the tool's action word.
+    #[serde(default)]
+    pub weak_verbs: Vec<String>,
+    /// Arguments whose enum values are modes of the tool (`action: [list, delete]`): each value's
+    /// verb counts as an action word, so the tool is judged by its most dangerous mode.
+    #[serde(default)]
+    pub mode_arguments: Vec<String>,
+    /// Mode arguments whose free-text description lists the modes ("create, patch or delete").
+    #[serde(default)]
+    pub mode_text_arguments: Vec<String>,
+    /// Action words that make mode arguments filters: `list_x(action: refund)` lists refunds.
+    #[serde(default)]
+    pub filter_verbs: Vec<String>,
+    /// How much a verb found later in the name counts, against 1 for the first (0 to 1).
+    #[serde(default)]
+    pub secondary_verb_factor: Option<f64>,
 }
 
 /// What a rule contributes when it matches.
