@@ -448,10 +448,20 @@ impl fmt::Display for WireError {
                 server,
                 streamable,
                 sse,
-            } => write!(
-                f,
-                "{server}: no MCP transport answered. Streamable HTTP: {streamable}. Old HTTP+SSE: {sse}"
-            ),
+            } => {
+                let strip = |e: &WireError| {
+                    let t = e.to_string();
+                    t.strip_prefix(&format!("{server}: "))
+                        .map(String::from)
+                        .unwrap_or(t)
+                };
+                write!(
+                    f,
+                    "{server}: no MCP transport answered. Streamable HTTP: {}. Old HTTP+SSE: {}",
+                    strip(streamable),
+                    strip(sse)
+                )
+            }
             WireError::AuthRequired {
                 server,
                 transport,

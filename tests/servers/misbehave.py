@@ -2,7 +2,7 @@
 """A deliberately misbehaving MCP server for the wire tests (standard library only).
 
 stdio:  misbehave.py MODE [PIDFILE]
-    Writes "<own pid> [<grandchild pid>]" to PIDFILE when given, then speaks newline-delimited
+    Appends " <grandchild pid>" to PIDFILE when it makes a grandchild, then speaks newline-delimited
     JSON-RPC on stdin/stdout. Modes:
       ok              initialize (2025-06-18), 3 tools
       old             answers protocolVersion 2024-11-05
@@ -72,14 +72,14 @@ def read_msgs():
 
 
 def stdio(mode, pidfile):
-    pids = [os.getpid()]
+    pids = []
     if mode == "hang_init":
         pids.append(subprocess.Popen(["sleep", "300"]).pid)
     if mode in ("hang_init", "hang_list"):
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    if pidfile:
-        with open(pidfile, "w") as f:
-            f.write(" ".join(map(str, pids)))
+    if pidfile and pids:
+        with open(pidfile, "a") as f:
+            f.write(" " + " ".join(map(str, pids)))
     if mode == "garbage":
         print("Starting misbehave server... (this line is not JSON)", flush=True)
         print("[1, 2, 3", flush=True)
