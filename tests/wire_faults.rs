@@ -175,7 +175,7 @@ fn repeated_cursor_stops_with_the_tools_so_far() {
 
 #[test]
 fn fifty_megabyte_response_fails_clearly_over_the_cap() {
-    let e = run("huge", &opts(3.0), Duration::from_secs(3)).unwrap_err();
+    let e = run("huge", &opts(6.0), Duration::from_secs(6)).unwrap_err();
     assert!(
         matches!(
             e,

@@ -30,7 +30,7 @@ pub(crate) fn read_capped_line<R: BufRead>(
         if avail.is_empty() {
             return Ok(Line::Eof);
         }
-        match avail.iter().position(|&b| b == b'\n') {
+        match memchr::memchr(b'\n', avail) {
             Some(i) => {
                 buf.extend_from_slice(&avail[..i]);
                 r.consume(i + 1);

@@ -140,7 +140,12 @@ def stdio(mode, pidfile):
         elif mode == "repeat_cursor":
             result(mid, {"tools": [tool("t%d" % page_no)], "nextCursor": "again"})
         elif mode == "huge":
-            result(mid, {"tools": [tool("huge", "x" * (50 * 1000 * 1000))]})
+            # Built by hand: json.dumps of 50 MB takes seconds on a slow machine.
+            sys.stdout.write('{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"huge",'
+                             '"inputSchema":{"type":"object"},"description":"' % json.dumps(mid))
+            sys.stdout.write("x" * (50 * 1000 * 1000))
+            sys.stdout.write('"}]}}\n')
+            sys.stdout.flush()
         elif mode == "drip":
             line = json.dumps({"jsonrpc": "2.0", "id": mid, "result": {"tools": [tool("slow")]}}) + "\n"
             for ch in line:
