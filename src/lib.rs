@@ -9,6 +9,7 @@ pub mod cli;
 pub mod clients;
 pub mod error;
 pub mod grade;
+pub mod mcp;
 pub mod model;
 pub mod output;
 pub mod policy;

@@ -1,0 +1,260 @@
+//! Helpers shared by the wire tests: where the pinned servers live, pid files, process-group
+//! checks, and HTTP servers on 127.0.0.1 that are killed when the test ends.
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader};
+use std::net::{TcpListener, TcpStream};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use mcprisk::mcp::{Options, StdioCommand};
+
+pub fn servers_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/servers")
+}
+
+/// Fails (does not skip) when scripts/install-test-servers.sh has not been run.
+pub fn require(path: PathBuf) -> PathBuf {
+    assert!(
+        path.exists(),
+        "{} is missing: run scripts/install-test-servers.sh first (it installs the pinned test \
+         servers into tests/servers/node_modules and tests/servers/.venv)",
+        path.display()
+    );
+    path
+}
+
+pub fn node_bin(name: &str) -> PathBuf {
+    require(servers_dir().join("node_modules/.bin").join(name))
+}
+
+pub fn venv_bin(name: &str) -> PathBuf {
+    require(servers_dir().join(".venv/bin").join(name))
+}
+
+pub fn misbehave() -> PathBuf {
+    servers_dir().join("misbehave.py")
+}
+
+pub fn opts(timeout_s: f64) -> Options {
+    let t = Duration::from_secs_f64(timeout_s);
+    Options {
+        timeout: t,
+        startup_timeout: t,
+        request_timeout: t,
+        kill_grace: Duration::from_millis(300),
+        ..Options::default()
+    }
+}
+
+/// Runs `program args` through `sh`, which writes its pid (= the process group id, the child
+/// being the group leader) to a file and then execs the program in place.
+pub struct Tracked {
+    pub cmd: StdioCommand,
+    dir: tempfile::TempDir,
+}
+
+impl Tracked {
+    pub fn new(program: &Path, args: &[&str]) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let pidfile = dir.path().join("pid");
+        let mut a = vec![
+            "-c".to_string(),
+            "echo $$ > \"$0\"; exec \"$@\"".to_string(),
+            pidfile.display().to_string(),
+            program.display().to_string(),
+        ];
+        a.extend(args.iter().map(|s| s.to_string()));
+        Tracked {
+            cmd: StdioCommand {
+                program: "sh".into(),
+                args: a,
+                env: Vec::new(),
+                cwd: None,
+            },
+            dir,
+        }
+    }
+
+    /// The misbehaving server (python3 -S: no site import, faster start). `sh` records the group
+    /// leader's pid before Python starts; Python appends its grandchild's pid, if it makes one.
+    pub fn misbehave(mode: &str) -> Self {
+        let mut t = Tracked::new(Path::new("python3"), &[]);
+        let pidfile = t.dir.path().join("pid").display().to_string();
+        t.cmd.args.extend([
+            "-S".to_string(),
+            misbehave().display().to_string(),
+            mode.to_string(),
+            pidfile,
+        ]);
+        t
+    }
+
+    pub fn pids(&self) -> Vec<i32> {
+        let s = std::fs::read_to_string(self.dir.path().join("pid"))
+            .expect("the server wrote no pid file");
+        s.split_whitespace().map(|p| p.parse().unwrap()).collect()
+    }
+
+    /// Asserts the server's process group and every recorded pid are gone. SIGKILL is delivered
+    /// asynchronously and an orphaned grandchild is reaped by init, so this allows a moment for
+    /// that; a zombie counts as gone (it runs nothing).
+    pub fn assert_gone(&self) {
+        let pids = self.pids();
+        let pgid = pids[0];
+        let deadline = Instant::now() + Duration::from_secs(1);
+        loop {
+            let left = live_group_members(pgid);
+            let stray: Vec<i32> = pids.iter().copied().filter(|&p| is_running(p)).collect();
+            if left.is_empty() && stray.is_empty() {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "left behind: group {pgid} members {left:?}, recorded pids {stray:?}"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
+
+/// (state, pgrp) of a process from /proc, if it exists.
+fn proc_stat(pid: i32) -> Option<(char, i32)> {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let rest = s.rsplit_once(')')?.1;
+    let mut f = rest.split_whitespace();
+    let state = f.next()?.chars().next()?;
+    let _ppid = f.next()?;
+    let pgrp = f.next()?.parse().ok()?;
+    Some((state, pgrp))
+}
+
+fn is_running(pid: i32) -> bool {
+    matches!(proc_stat(pid), Some((st, _)) if st != 'Z' && st != 'X')
+}
+
+/// Non-zombie processes whose process group is `pgid`.
+pub fn live_group_members(pgid: i32) -> Vec<i32> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        if let Some((st, pg)) = proc_stat(pid) {
+            if pg == pgid && st != 'Z' && st != 'X' {
+                out.push(pid);
+            }
+        }
+    }
+    out
+}
+
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A server process in its own group, killed (whole group) and reaped on drop.
+pub struct ServerProcess {
+    child: Child,
+    pub port: u16,
+    pub started: Instant,
+    pub listening_after: Duration,
+}
+
+impl ServerProcess {
+    /// Starts a Node server that takes its port from $PORT, bound to 127.0.0.1 only, and waits
+    /// until it accepts connections.
+    pub fn node(bin: &Path, args: &[&str]) -> Self {
+        let port = free_port();
+        let preload = servers_dir().join("loopback-only.cjs");
+        let mut c = Command::new(bin);
+        c.args(args)
+            .env("PORT", port.to_string())
+            .env("NODE_OPTIONS", format!("--require {}", preload.display()))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .process_group(0);
+        let started = Instant::now();
+        let child = c.spawn().unwrap();
+        let mut s = ServerProcess {
+            child,
+            port,
+            started,
+            listening_after: Duration::ZERO,
+        };
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(Instant::now() < deadline, "server did not listen on {port}");
+            if let Ok(Some(st)) = s.child.try_wait() {
+                panic!("server exited before listening: {st}");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        s.listening_after = started.elapsed();
+        s
+    }
+
+    /// The misbehaving server in an HTTP mode; it prints its port.
+    pub fn misbehave_http(mode: &str, log: &Path) -> Self {
+        let mut c = Command::new("python3");
+        c.arg(misbehave())
+            .args(["http", mode])
+            .arg(log)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .process_group(0);
+        let started = Instant::now();
+        let mut child = c.spawn().unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let port = line
+            .trim()
+            .strip_prefix("PORT ")
+            .expect("misbehave.py printed no port")
+            .parse()
+            .unwrap();
+        ServerProcess {
+            child,
+            port,
+            started,
+            listening_after: started.elapsed(),
+        }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}{}", self.port, path)
+    }
+}
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        let pgid = self.child.id() as i32;
+        unsafe {
+            libc::kill(-pgid, libc::SIGKILL);
+        }
+        let _ = self.child.wait();
+    }
+}
+
+/// The names of raw tools, for assertions.
+pub fn names(tools: &[serde_json::Value]) -> Vec<String> {
+    tools
+        .iter()
+        .map(|t| {
+            t.get("name")
+                .and_then(|n| n.as_str())
+                .unwrap_or("?")
+                .to_string()
+        })
+        .collect()
+}
