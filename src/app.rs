@@ -1,20 +1,28 @@
 //! Runs a parsed command line: load the target, assess it, emit reports or policies.
 
-use crate::assess::{assess, Settings};
+use crate::assess::{assess_in, failed, Context, Settings};
+use crate::classify::findings;
 use crate::classify::{Engine, RuleFile};
 use crate::cli::{AssessArgs, ColorChoice, Command, OutputArgs, TargetArgs};
 use crate::error::{Error, Result};
 use crate::model::{ServerAssessment, Severity};
 use crate::output::{emit, io_err};
 use crate::policy::{claude_code, policylayer, Flavor, Limits};
+use crate::report::sanitize;
 use crate::report::{self, templates, Format, Report};
+use crate::runner;
+use crate::target::{self, Source, Target};
 use std::io::IsTerminal;
+use std::time::Duration;
 
 /// Runs a command and returns the exit code (0 fine, 1 findings at or above --fail-on).
 pub fn run(cli: crate::cli::Cli) -> Result<u8> {
     match cli.command {
         Command::Scan(args) => {
-            let servers = load_and_assess(&args.target, &args.assess)?;
+            let Assessed {
+                servers,
+                any_failed,
+            } = load_and_assess(&args.target, &args.assess, args.output.quiet)?;
             let policy = policylayer::policy(&servers);
             let report = Report {
                 servers: &servers,
@@ -42,10 +50,13 @@ pub fn run(cli: crate::cli::Cli) -> Result<u8> {
                 }
             }
             note_written(&args.output);
-            Ok(exit_for(&servers, args.fail_on))
+            Ok(exit_for(&servers, args.fail_on, any_failed))
         }
         Command::Policy(args) => {
-            let servers = load_and_assess(&args.target, &args.assess)?;
+            let Assessed {
+                servers,
+                any_failed,
+            } = load_and_assess(&args.target, &args.assess, args.output.quiet)?;
             let doc = match args.flavor {
                 Flavor::Policylayer => policylayer::policy(&servers),
                 Flavor::ClaudeCode => claude_code::settings(&servers),
@@ -55,7 +66,7 @@ pub fn run(cli: crate::cli::Cli) -> Result<u8> {
                 writeln!(out).map_err(io_err)
             })?;
             note_written(&args.output);
-            Ok(exit_for(&servers, args.fail_on))
+            Ok(exit_for(&servers, args.fail_on, any_failed))
         }
         Command::Rules(args) => {
             let rules = load_rules(args.rules.as_deref())?;
@@ -85,26 +96,231 @@ fn settings(args: &AssessArgs) -> Result<Settings> {
     })
 }
 
-/// Loads every target named on the command line and assesses each as one server.
-pub fn load_and_assess(target: &TargetArgs, args: &AssessArgs) -> Result<Vec<ServerAssessment>> {
+/// The outcome of assessing every target: the assessments, and whether any server failed.
+pub struct Assessed {
+    pub servers: Vec<ServerAssessment>,
+    pub any_failed: bool,
+}
+
+/// Resolves the targets named on the command line, fetches their tool lists (asking before
+/// starting servers from config files) and assesses each as one server.
+pub fn load_and_assess(target: &TargetArgs, args: &AssessArgs, quiet: bool) -> Result<Assessed> {
     let settings = settings(args)?;
     let engine = Engine::new(load_rules(args.rules.as_deref())?);
-    let Some(path) = target.tools.as_deref() else {
+    let targets = resolve_targets(target, quiet)?;
+    if target.save_tools.is_some() && targets.len() != 1 {
+        return Err(Error::new(format!(
+            "--save-tools keeps one server's tool list, but {} servers were named",
+            targets.len()
+        )));
+    }
+    runner::consent(&targets, target.yes)?;
+    if !(target.timeout.is_finite() && target.timeout > 0.0 && target.timeout <= 86_400.0) {
         return Err(Error::new(
-            "no target: give a saved tool list with --tools FILE (or --tools - for standard input)",
+            "--timeout takes seconds, more than 0 and at most 86400",
         ));
+    }
+    let mut opts = crate::mcp::Options {
+        timeout: Duration::from_secs_f64(target.timeout),
+        ..Default::default()
     };
-    let list = crate::toollist::load(path)?;
-    let name = target
-        .name
-        .clone()
-        .unwrap_or_else(|| server_name_from_path(path));
-    let source = if path == "-" {
-        "standard input".to_string()
-    } else {
-        format!("tool list {path}")
-    };
-    Ok(vec![assess(&engine, &name, &source, list, &settings)])
+    opts.startup_timeout = opts.startup_timeout.min(opts.timeout);
+    opts.request_timeout = opts.request_timeout.min(opts.timeout);
+    let live = targets
+        .iter()
+        .any(|t| !matches!(t.source, Source::ToolsFile(_)));
+    if live {
+        // Servers run in their own process groups, so Ctrl-C must end them explicitly.
+        let _ = ctrlc::set_handler(|| {
+            crate::mcp::kill_running_servers();
+            eprintln!("mcprisk: interrupted; servers stopped");
+            std::process::exit(130);
+        });
+    }
+    let progress = live && !quiet && std::io::stderr().is_terminal();
+    let fetched = runner::fetch_all(engine.rules(), targets, &opts, target.jobs, progress);
+    if let Some(path) = &target.save_tools {
+        let f = &fetched[0];
+        match (&f.raw_tools, &f.list) {
+            (Some(raw), _) => emit(Some(path), |out| {
+                serde_json::to_writer_pretty(&mut *out, &serde_json::json!({ "tools": raw }))
+                    .map_err(|e| io_err(e.into()))?;
+                writeln!(out).map_err(io_err)
+            })?,
+            (None, Ok(_)) => {
+                return Err(Error::new(
+                    "--save-tools needs a live server (--stdio, --url, --config or --)",
+                ))
+            }
+            (None, Err(_)) => {}
+        }
+    }
+    let lists: Vec<(&str, &[crate::model::Tool])> = fetched
+        .iter()
+        .map(|f| {
+            (
+                f.target.name.as_str(),
+                f.list.as_ref().map(|l| l.tools.as_slice()).unwrap_or(&[]),
+            )
+        })
+        .collect();
+    let mut cross: Vec<Vec<crate::model::Finding>> = vec![Vec::new(); fetched.len()];
+    for (i, f) in findings::cross_server(engine.rules(), &lists) {
+        cross[i].push(f);
+    }
+    let mut servers = Vec::new();
+    let mut any_failed = false;
+    for (f, extra) in fetched.into_iter().zip(cross) {
+        if !quiet {
+            for w in &f.warnings {
+                eprintln!(
+                    "mcprisk: {}: {}",
+                    sanitize::one_line(&f.target.name, 60),
+                    sanitize::one_line(w, 300)
+                );
+            }
+        }
+        let ctx = Context {
+            name: f.target.name.clone(),
+            source: f.target.describe(),
+            posture: f.posture,
+            extra_findings: extra,
+        };
+        match f.list {
+            Ok(list) => servers.push(assess_in(&engine, ctx, list, &settings)),
+            Err(e) => {
+                any_failed = true;
+                if !quiet {
+                    eprintln!(
+                        "mcprisk: {}: {}",
+                        sanitize::one_line(&f.target.name, 60),
+                        sanitize::one_line(&e, 400)
+                    );
+                }
+                servers.push(failed(&engine, ctx, e));
+            }
+        }
+    }
+    Ok(Assessed {
+        servers,
+        any_failed,
+    })
+}
+
+/// Every target on the command line, in order: tool lists, stdio commands, URLs, configs.
+fn resolve_targets(t: &TargetArgs, quiet: bool) -> Result<Vec<Target>> {
+    let mut targets = Vec::new();
+    for path in &t.tools {
+        targets.push(Target {
+            name: server_name_from_path(path),
+            source: Source::ToolsFile(path.clone()),
+            entry: None,
+            needs_consent: false,
+        });
+    }
+    for line in &t.stdio {
+        targets.push(target::stdio(target::split_command(line)?, None));
+    }
+    if !t.command.is_empty() {
+        targets.push(target::stdio(t.command.clone(), None));
+    }
+    let headers = t
+        .headers
+        .iter()
+        .map(|h| target::parse_header(h))
+        .collect::<Result<Vec<_>>>()?;
+    if !headers.is_empty() && t.url.is_empty() {
+        return Err(Error::new(
+            "--header applies to --url servers; none was given",
+        ));
+    }
+    for url in &t.url {
+        let parsed = url::Url::parse(url).map_err(|e| {
+            Error::new(format!("--url {}: not a URL: {e}", target::redact_url(url)))
+        })?;
+        if !matches!(parsed.scheme(), "http" | "https") {
+            return Err(Error::new(format!(
+                "--url {}: only http and https are supported",
+                target::redact_url(url)
+            )));
+        }
+        targets.push(Target {
+            name: parsed.host_str().unwrap_or("server").to_string(),
+            source: Source::Http {
+                url: url.clone(),
+                headers: headers.clone(),
+                kind: crate::clients::HttpKind::Auto,
+            },
+            entry: None,
+            needs_consent: false,
+        });
+    }
+    let mut configs: Vec<std::path::PathBuf> = t.config.iter().map(Into::into).collect();
+    if t.discover {
+        let roots = crate::clients::discover::Roots::current()
+            .ok_or_else(|| Error::new("--discover: cannot tell the home directory"))?;
+        let found = crate::clients::discover::existing(&roots);
+        if found.is_empty() {
+            let looked: Vec<String> = crate::clients::discover::candidates(&roots)
+                .iter()
+                .map(|(c, p)| format!("  {} {}", c.as_str(), p.display()))
+                .collect();
+            return Err(Error::new(format!(
+                "--discover: no MCP client config found; looked in:\n{}",
+                looked.join("\n")
+            )));
+        }
+        for (client, path) in found {
+            if !quiet {
+                eprintln!(
+                    "mcprisk: found {} config {}",
+                    client.as_str(),
+                    path.display()
+                );
+            }
+            configs.push(path);
+        }
+    }
+    for path in &configs {
+        let file = crate::clients::load(path)?;
+        if !quiet {
+            for p in &file.problems {
+                eprintln!("mcprisk: {}", sanitize::one_line(p, 300));
+            }
+        }
+        let from = target::from_config(&file);
+        if from.is_empty() && !quiet {
+            eprintln!("mcprisk: {}: declares no enabled server", path.display());
+        }
+        targets.extend(from);
+    }
+    if targets.is_empty() {
+        return Err(Error::new(
+            "no target: give --tools FILE, --stdio \"CMD\", --url URL, --config FILE, --discover, or -- CMD ARGS",
+        ));
+    }
+    if let Some(name) = &t.name {
+        if targets.len() != 1 {
+            return Err(Error::new(
+                "--name names one server, but several targets were given",
+            ));
+        }
+        targets[0].name = name.clone();
+    }
+    dedupe_names(&mut targets);
+    Ok(targets)
+}
+
+/// Makes server names unique (`github`, `github-2`), so policies and reports can tell them apart.
+fn dedupe_names(targets: &mut [Target]) {
+    let mut seen: std::collections::HashMap<String, usize> = Default::default();
+    for t in targets.iter_mut() {
+        let n = seen.entry(t.name.clone()).or_insert(0);
+        *n += 1;
+        if *n > 1 {
+            t.name = format!("{}-{}", t.name, n);
+        }
+    }
 }
 
 /// A server name from a tool list's file name: `proxmox-mcp.tools.json` gives `proxmox-mcp`.
@@ -127,7 +343,11 @@ pub fn server_name_from_path(path: &str) -> String {
     }
 }
 
-fn exit_for(servers: &[ServerAssessment], fail_on: Option<Severity>) -> u8 {
+/// 2 when a server could not be scanned, 1 for findings at or above `--fail-on`, else 0.
+fn exit_for(servers: &[ServerAssessment], fail_on: Option<Severity>, any_failed: bool) -> u8 {
+    if any_failed {
+        return 2;
+    }
     match fail_on {
         Some(threshold)
             if servers

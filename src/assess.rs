@@ -2,8 +2,9 @@
 
 use crate::classify::{findings, Engine};
 use crate::grade::grade;
-use crate::model::{ServerAssessment, ToolAssessment};
+use crate::model::{Finding, GradeReason, InputError, ServerAssessment, ToolAssessment};
 use crate::policy::{recommend, Limits, Profile};
+use crate::posture::Posture;
 use crate::toollist::ToolList;
 use serde_json::json;
 
@@ -14,11 +15,81 @@ pub struct Settings {
     pub limits: Limits,
 }
 
+/// What is known of a server besides its tools.
+#[derive(Debug, Clone, Default)]
+pub struct Context {
+    /// The server's name in reports and policies.
+    pub name: String,
+    /// Where the tool list came from, for people.
+    pub source: String,
+    /// Identity and auth posture of a live server; `None` for a saved tool list.
+    pub posture: Option<Posture>,
+    /// Findings that need more than this server (collisions, shadowing).
+    pub extra_findings: Vec<Finding>,
+}
+
 /// Assesses one server's tool list. `name` labels the server; `source` says where the list came from.
 pub fn assess(
     engine: &Engine,
     name: &str,
     source: &str,
+    list: ToolList,
+    settings: &Settings,
+) -> ServerAssessment {
+    assess_in(
+        engine,
+        Context {
+            name: name.to_string(),
+            source: source.to_string(),
+            ..Context::default()
+        },
+        list,
+        settings,
+    )
+}
+
+/// A server that could not be scanned: its error, what was learnt of its posture, grade F.
+pub fn failed(engine: &Engine, ctx: Context, error: String) -> ServerAssessment {
+    let rules = engine.rules();
+    let points = rules.get("MR-G010").and_then(|r| r.points).unwrap_or(100);
+    let posture = ctx.posture.unwrap_or_default();
+    let mut findings = posture.findings;
+    findings.extend(ctx.extra_findings);
+    let mut reasons = vec![GradeReason {
+        points,
+        reason: "MR-G010: the server could not be scanned".into(),
+    }];
+    reasons.extend(posture.grade);
+    ServerAssessment {
+        name: ctx.name,
+        source: ctx.source,
+        grade: 'F',
+        score: 100u32.saturating_sub(points),
+        grade_reasons: reasons,
+        identity: if posture.identity.is_null() {
+            json!({ "assessed": false, "reason": "the server could not be scanned" })
+        } else {
+            posture.identity
+        },
+        auth: if posture.auth.is_null() {
+            json!({ "assessed": false, "reason": "the server could not be scanned" })
+        } else {
+            posture.auth
+        },
+        tools: Vec::new(),
+        findings,
+        errors: vec![InputError {
+            location: "server".into(),
+            tool: None,
+            message: error,
+        }],
+    }
+}
+
+/// Assesses one server's tool list with everything else known about the server.
+pub fn assess_in(
+    engine: &Engine,
+    ctx: Context,
     list: ToolList,
     settings: &Settings,
 ) -> ServerAssessment {
@@ -53,20 +124,30 @@ pub fn assess(
         });
     }
     all_findings.extend(findings::duplicate_names(rules, &list.tools));
-    let g = grade(rules, &tools, &all_findings, &list.errors);
-    let mut reasons = g.reasons;
-    reasons.push(crate::model::GradeReason {
-        points: 0,
-        reason: "MR-G007: identity and auth posture not assessed (a saved tool list does not say who publishes the server or how it authenticates)".into(),
-    });
+    all_findings.extend(ctx.extra_findings);
+    let (identity, auth, posture_reasons) = match ctx.posture {
+        Some(p) => {
+            all_findings.extend(p.findings);
+            (p.identity, p.auth, p.grade)
+        }
+        None => (
+            json!({ "assessed": false, "reason": "saved tool list" }),
+            json!({ "assessed": false, "reason": "saved tool list" }),
+            vec![GradeReason {
+                points: 0,
+                reason: "MR-G007: identity and auth posture not assessed (a saved tool list does not say who publishes the server or how it authenticates)".into(),
+            }],
+        ),
+    };
+    let g = grade(rules, &tools, &all_findings, &list.errors, &posture_reasons);
     ServerAssessment {
-        name: name.to_string(),
-        source: source.to_string(),
+        name: ctx.name,
+        source: ctx.source,
         grade: g.letter,
         score: g.score,
-        grade_reasons: reasons,
-        identity: json!({ "assessed": false, "reason": "saved tool list" }),
-        auth: json!({ "assessed": false, "reason": "saved tool list" }),
+        grade_reasons: g.reasons,
+        identity,
+        auth,
         tools,
         findings: all_findings,
         errors: list.errors,

@@ -24,15 +24,46 @@ pub enum Command {
     Rules(RulesArgs),
 }
 
-/// Where the tool list comes from.
+/// Where the tool lists come from. Several targets may be combined; each is one server.
 #[derive(Debug, Args)]
 pub struct TargetArgs {
     /// A saved tools/list result, a bare array of tools, or a JSON-RPC response ("-" reads stdin).
     #[arg(long, value_name = "FILE")]
-    pub tools: Option<String>,
-    /// The server's name in reports and policies (default: the file name).
+    pub tools: Vec<String>,
+    /// Start a server over stdio with this command line (explicit consent to run it).
+    #[arg(long, value_name = "\"CMD ARGS\"")]
+    pub stdio: Vec<String>,
+    /// Connect to a remote server (streamable HTTP, falling back to HTTP+SSE).
+    #[arg(long, value_name = "URL")]
+    pub url: Vec<String>,
+    /// A header for every --url, 'Name: value' (values are never printed).
+    #[arg(long = "header", value_name = "'K: V'")]
+    pub headers: Vec<String>,
+    /// Every server an MCP client config declares (Claude Desktop, Claude Code, Cursor, VS Code,
+    /// Windsurf, Gemini CLI, Codex).
+    #[arg(long, value_name = "FILE")]
+    pub config: Vec<String>,
+    /// The current user's client configs, from each client's well-known places.
+    #[arg(long)]
+    pub discover: bool,
+    /// Start the servers of config files without asking.
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+    /// Bound on each server's whole scan, in seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 30.0)]
+    pub timeout: f64,
+    /// How many servers to scan at once.
+    #[arg(long, value_name = "N", default_value_t = 8)]
+    pub jobs: usize,
+    /// Save exactly what the server sent (its tools/list result) to FILE, for --tools later.
+    #[arg(long, value_name = "FILE")]
+    pub save_tools: Option<String>,
+    /// The server's name in reports and policies (one target only; default: derived).
     #[arg(long, value_name = "NAME")]
     pub name: Option<String>,
+    /// A server command line to start over stdio (everything after `--`).
+    #[arg(last = true, value_name = "CMD")]
+    pub command: Vec<String>,
 }
 
 /// Options that shape the assessment.

@@ -41,6 +41,7 @@ pub fn grade(
     tools: &[ToolAssessment],
     findings: &[Finding],
     errors: &[InputError],
+    posture: &[GradeReason],
 ) -> Grade {
     let mut reasons = Vec::new();
     let mut deduct = |id: &str, count: usize, what: &str| {
@@ -79,6 +80,7 @@ pub fn grade(
             ),
         });
     }
+    reasons.extend(posture.iter().cloned());
     let lost: u32 = reasons.iter().map(|r| r.points).sum();
     let score = 100u32.saturating_sub(lost);
     let mut letter = letter(score);

@@ -96,6 +96,18 @@ pub fn parse(bytes: &[u8], origin: &str) -> Result<ToolList> {
     from_value(value, origin)
 }
 
+/// Reads each tool of a list a live server sent (`tools[i]` in messages).
+pub fn from_tools(tools: Vec<Value>) -> ToolList {
+    let mut list = ToolList::default();
+    for (i, raw) in tools.into_iter().enumerate() {
+        match tool_from_value(raw, &format!("tools[{i}]")) {
+            Ok(tool) => list.tools.push(tool),
+            Err(err) => list.errors.push(err),
+        }
+    }
+    list
+}
+
 /// Finds the tool array in a parsed document and reads each tool.
 pub fn from_value(value: Value, origin: &str) -> Result<ToolList> {
     let (tools, base) = locate_tools(value, origin)?;

@@ -1,0 +1,195 @@
+//! Identity and auth posture of a live server, as observed: what it says it is, how it is
+//! reached, what it asks for. Feeds the JSON document, findings and the grade.
+
+use crate::classify::RuleFile;
+use crate::clients::ServerEntry;
+use crate::mcp::{AuthPosture, ChannelSecurity, Introspection, Transport};
+use crate::model::{Finding, GradeReason, Severity};
+use serde_json::{json, Value};
+
+/// What a live scan (or its failure) tells about a server beyond its tools.
+#[derive(Debug, Clone, Default)]
+pub struct Posture {
+    pub identity: Value,
+    pub auth: Value,
+    pub findings: Vec<Finding>,
+    pub grade: Vec<GradeReason>,
+}
+
+fn rule_points(rules: &RuleFile, id: &str) -> u32 {
+    rules.get(id).and_then(|r| r.points).unwrap_or(0)
+}
+
+fn finding(rules: &RuleFile, id: &str, tool: Option<&str>, message: String) -> Option<Finding> {
+    let rule = rules.get(id)?;
+    Some(Finding {
+        rule: rule.id.clone(),
+        severity: rule.severity.unwrap_or(Severity::Medium),
+        tool: tool.map(str::to_string),
+        message,
+    })
+}
+
+fn transport_name(t: Transport) -> &'static str {
+    match t {
+        Transport::Stdio => "stdio",
+        Transport::StreamableHttp => "streamable-http",
+        Transport::Sse => "sse",
+    }
+}
+
+/// Env or header names that carry a credential.
+fn credential_like(name: &str) -> bool {
+    let k = name.to_ascii_uppercase().replace('-', "_");
+    [
+        "TOKEN",
+        "SECRET",
+        "PASSWORD",
+        "API_KEY",
+        "APIKEY",
+        "ACCESS_KEY",
+        "PRIVATE_KEY",
+        "CREDENTIAL",
+        "AUTHORIZATION",
+        "COOKIE",
+        "_PAT",
+        "AUTH",
+        "_KEY",
+    ]
+    .iter()
+    .any(|p| k.contains(p))
+        || k == "PAT"
+}
+
+/// The posture of a server that answered.
+pub fn observed(
+    rules: &RuleFile,
+    intro: Option<&Introspection>,
+    auth: Option<&AuthPosture>,
+    env_names: &[String],
+    header_names: &[String],
+    entry: Option<&ServerEntry>,
+) -> Posture {
+    let mut p = Posture::default();
+    let info = intro
+        .and_then(|i| i.server_info.clone())
+        .unwrap_or(Value::Null);
+    let transport = intro.map(|i| transport_name(i.transport));
+    p.identity = json!({
+        "assessed": true,
+        "server_info": info,
+        "protocol_version": intro.and_then(|i| i.protocol_version.clone()),
+        "transport": transport,
+        "verification": "unverified: a live server's serverInfo is self-reported; the catalog vouches for publishers",
+    });
+    let env_creds: Vec<&String> = env_names.iter().filter(|n| credential_like(n)).collect();
+    let header_creds: Vec<&String> = header_names.iter().filter(|n| credential_like(n)).collect();
+    let channel = auth.map(|a| a.channel);
+    let challenge = auth.and_then(|a| a.challenge.as_ref());
+    let oauth = challenge.is_some_and(|c| {
+        c.resource_metadata_url.is_some()
+            || c.metadata.is_some()
+            || c.www_authenticate
+                .iter()
+                .any(|h| h.to_ascii_lowercase().starts_with("bearer"))
+    });
+    let method = if oauth {
+        "oauth"
+    } else if !header_creds.is_empty() {
+        "header"
+    } else if !env_creds.is_empty() {
+        "env-token"
+    } else {
+        "none"
+    };
+    let remote = matches!(
+        channel,
+        Some(ChannelSecurity::Https) | Some(ChannelSecurity::PlainHttp { loopback: false })
+    );
+    let answered_without_credentials =
+        intro.is_some() && header_creds.is_empty() && method != "oauth";
+    p.auth = json!({
+        "assessed": true,
+        "method": method,
+        "credentials": env_creds.iter().chain(header_creds.iter()).collect::<Vec<_>>(),
+        "channel": match channel {
+            Some(ChannelSecurity::Local) | None => "local",
+            Some(ChannelSecurity::Https) => "https",
+            Some(ChannelSecurity::PlainHttp { loopback: true }) => "plain-http-loopback",
+            Some(ChannelSecurity::PlainHttp { loopback: false }) => "plain-http",
+        },
+        "reachable_without_auth": if remote || matches!(channel, Some(ChannelSecurity::PlainHttp { .. })) { Value::Bool(answered_without_credentials) } else { Value::Null },
+        "challenge": challenge.map(|c| json!({
+            "status": c.status,
+            "www_authenticate": c.www_authenticate,
+            "resource_metadata_url": c.resource_metadata_url,
+            "metadata": c.metadata,
+        })),
+    });
+    if matches!(
+        channel,
+        Some(ChannelSecurity::PlainHttp { loopback: false })
+    ) {
+        let pts = rule_points(rules, "MR-G009");
+        p.grade.push(GradeReason {
+            points: pts,
+            reason: format!("MR-G009: reached over plain HTTP, not on this machine (-{pts})"),
+        });
+        p.findings.extend(finding(rules, "MR-F203", None, "the server is reached over plain HTTP from another host: traffic and any token can be read and changed on the way".into()));
+    }
+    if remote && answered_without_credentials {
+        let pts = rule_points(rules, "MR-G008");
+        p.grade.push(GradeReason {
+            points: pts,
+            reason: format!(
+                "MR-G008: a remote server listed its tools without any credential (-{pts})"
+            ),
+        });
+    }
+    p.grade.push(GradeReason {
+        points: 0,
+        reason: format!(
+            "MR-G007: identity is self-reported ({}); auth: {method}",
+            match info.get("name").and_then(Value::as_str) {
+                Some(n) => format!(
+                    "serverInfo name {}",
+                    crate::report::sanitize::one_line(n, 60)
+                ),
+                None => "no serverInfo".into(),
+            }
+        ),
+    });
+    if let Some(e) = entry {
+        config_findings(rules, e, &mut p.findings);
+    }
+    p
+}
+
+/// Findings about how a config file declares a server.
+pub fn config_findings(rules: &RuleFile, e: &ServerEntry, out: &mut Vec<Finding>) {
+    let at = format!("{}:{}", e.file.display(), e.line);
+    for key in &e.literal_secrets {
+        out.extend(finding(rules, "MR-F201", None, format!("{key} holds a literal secret in {at} (value not shown); use a variable reference or the client's secret store")));
+    }
+    for v in &e.unresolved {
+        out.extend(finding(
+            rules,
+            "MR-F202",
+            None,
+            format!("{v} in {at} could not be resolved; the server was started without it"),
+        ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn credential_names() {
+        assert!(credential_like("GITHUB_PERSONAL_ACCESS_TOKEN"));
+        assert!(credential_like("Authorization"));
+        assert!(credential_like("X-Api-Key"));
+        assert!(!credential_like("LOG_LEVEL"));
+    }
+}

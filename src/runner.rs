@@ -1,0 +1,219 @@
+//! Fetches every target's tool list, concurrently (bounded by `--jobs`), with a progress line
+//! per server on a terminal. One failing server does not stop the others.
+
+use crate::classify::RuleFile;
+use crate::error::{Error, Result};
+use crate::mcp::{self, Options};
+use crate::posture::{self, Posture};
+use crate::target::{Source, Target};
+use crate::toollist::{self, ToolList};
+use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
+use serde_json::Value;
+use std::io::{BufRead, IsTerminal, Write};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::Duration;
+
+/// What fetching one target gave.
+#[derive(Debug)]
+pub struct Fetched {
+    pub target: Target,
+    /// The tools, or why there are none.
+    pub list: std::result::Result<ToolList, String>,
+    /// Exactly what a live server sent, for `--save-tools`.
+    pub raw_tools: Option<Vec<Value>>,
+    /// Identity and auth posture of a live server (also of one that refused us with a 401).
+    pub posture: Option<Posture>,
+    /// Things worth knowing that did not stop the scan.
+    pub warnings: Vec<String>,
+}
+
+/// Asks before starting servers that come from config files, unless `yes`. Without a terminal
+/// to ask on, refuses with a message that says how to allow it.
+pub fn consent(targets: &[Target], yes: bool) -> Result<()> {
+    let pending: Vec<&Target> = targets.iter().filter(|t| t.needs_consent).collect();
+    if pending.is_empty() || yes {
+        return Ok(());
+    }
+    let mut listing = String::new();
+    for t in &pending {
+        let origin = t
+            .entry
+            .as_ref()
+            .map(|e| format!(" ({}:{})", e.file.display(), e.line))
+            .unwrap_or_default();
+        listing.push_str(&format!(
+            "  {}{}: {}\n",
+            crate::report::sanitize::one_line(&t.name, 60),
+            origin,
+            crate::report::sanitize::one_line(&t.describe(), 300)
+        ));
+    }
+    let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+    if !interactive {
+        return Err(Error::new(format!(
+            "{} server(s) from config files would be started, which runs their code:\n{listing}\
+             no terminal to ask on: rerun with --yes to allow it",
+            pending.len()
+        )));
+    }
+    let mut err = std::io::stderr();
+    let _ = write!(
+        err,
+        "mcprisk will start {} server(s), which runs their code:\n{listing}Start them? [y/N] ",
+        pending.len()
+    );
+    let _ = err.flush();
+    let mut answer = String::new();
+    std::io::stdin()
+        .lock()
+        .read_line(&mut answer)
+        .map_err(|e| Error::new(format!("cannot read the answer: {e}")))?;
+    if matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes") {
+        Ok(())
+    } else {
+        Err(Error::new("not started: the servers were not approved"))
+    }
+}
+
+/// Fetches every target, at most `jobs` at once; results keep the targets' order.
+pub fn fetch_all(
+    rules: &RuleFile,
+    targets: Vec<Target>,
+    opts: &Options,
+    jobs: usize,
+    progress: bool,
+) -> Vec<Fetched> {
+    let n = targets.len();
+    let multi = progress.then(MultiProgress::new);
+    let bars: Vec<Option<ProgressBar>> = targets
+        .iter()
+        .map(|t| {
+            multi.as_ref().map(|m| {
+                let bar = m.add(ProgressBar::new_spinner());
+                bar.set_style(
+                    ProgressStyle::with_template("{spinner} {prefix:.bold} {wide_msg}")
+                        .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+                );
+                bar.set_prefix(crate::report::sanitize::one_line(&t.name, 40));
+                bar.set_message("waiting");
+                bar.enable_steady_tick(Duration::from_millis(120));
+                bar
+            })
+        })
+        .collect();
+    let next = AtomicUsize::new(0);
+    let slots: Vec<Mutex<Option<Fetched>>> = (0..n).map(|_| Mutex::new(None)).collect();
+    let targets_ref = &targets;
+    std::thread::scope(|scope| {
+        for _ in 0..jobs.clamp(1, n.max(1)) {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::SeqCst);
+                if i >= n {
+                    break;
+                }
+                if let Some(bar) = &bars[i] {
+                    bar.set_message("listing tools");
+                }
+                let fetched = fetch_one(rules, targets_ref[i].clone(), opts);
+                if let Some(bar) = &bars[i] {
+                    match &fetched.list {
+                        Ok(l) => bar.finish_with_message(format!("{} tools", l.tools.len())),
+                        Err(e) => bar.finish_with_message(format!(
+                            "failed: {}",
+                            crate::report::sanitize::one_line(e, 100)
+                        )),
+                    }
+                }
+                *slots[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(fetched);
+            });
+        }
+    });
+    slots
+        .into_iter()
+        .map(|s| {
+            s.into_inner()
+                .unwrap_or_else(|e| e.into_inner())
+                .expect("every slot is filled")
+        })
+        .collect()
+}
+
+fn fetch_one(rules: &RuleFile, target: Target, opts: &Options) -> Fetched {
+    match &target.source {
+        Source::ToolsFile(path) => {
+            let list = toollist::load(path).map_err(|e| e.to_string());
+            Fetched {
+                target,
+                list,
+                raw_tools: None,
+                posture: None,
+                warnings: Vec::new(),
+            }
+        }
+        Source::Stdio(cmd) => {
+            let env_names: Vec<String> = cmd.env.iter().map(|(k, _)| k.clone()).collect();
+            let result = mcp::introspect_stdio(cmd, opts);
+            finish(rules, target.clone(), result, &env_names, &[])
+        }
+        Source::Http { url, headers, .. } => {
+            let exposed: Vec<(String, String)> = headers
+                .iter()
+                .map(|(k, v)| (k.clone(), v.expose().to_string()))
+                .collect();
+            let names: Vec<String> = headers.iter().map(|(k, _)| k.clone()).collect();
+            let result = mcp::introspect_http(url, &exposed, opts);
+            finish(rules, target.clone(), result, &[], &names)
+        }
+    }
+}
+
+fn finish(
+    rules: &RuleFile,
+    target: Target,
+    result: std::result::Result<mcp::Introspection, mcp::WireError>,
+    env_names: &[String],
+    header_names: &[String],
+) -> Fetched {
+    let entry = target.entry.as_ref();
+    match result {
+        Ok(intro) => {
+            let p = posture::observed(
+                rules,
+                Some(&intro),
+                Some(&intro.auth),
+                env_names,
+                header_names,
+                entry,
+            );
+            let raw = intro.tools.clone();
+            let warnings = intro.warnings.clone();
+            Fetched {
+                list: Ok(toollist::from_tools(intro.tools)),
+                raw_tools: Some(raw),
+                posture: Some(p),
+                warnings,
+                target,
+            }
+        }
+        Err(err) => {
+            let p = err
+                .auth_posture()
+                .map(|a| posture::observed(rules, None, Some(a), env_names, header_names, entry))
+                .or_else(|| {
+                    entry.map(|e| {
+                        let mut p = Posture::default();
+                        posture::config_findings(rules, e, &mut p.findings);
+                        p
+                    })
+                });
+            Fetched {
+                list: Err(err.to_string()),
+                raw_tools: None,
+                posture: p,
+                warnings: Vec::new(),
+                target,
+            }
+        }
+    }
+}

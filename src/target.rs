@@ -1,0 +1,251 @@
+//! What to assess: the targets named on the command line, resolved into servers to introspect
+//! or tool lists to read. Servers from config files carry where they were declared, for consent
+//! and for findings.
+
+use crate::clients::{self, ConfigFile, HttpKind, Launch, ServerEntry};
+use crate::error::{Error, Result};
+use crate::mcp::StdioCommand;
+
+/// How one server's tool list is obtained.
+#[derive(Debug, Clone)]
+pub enum Source {
+    /// A saved tool list (a path, or `-` for standard input).
+    ToolsFile(String),
+    /// A child process speaking MCP on stdio.
+    Stdio(StdioCommand),
+    /// A remote server.
+    Http {
+        url: String,
+        headers: Vec<(String, clients::Secret)>,
+        kind: HttpKind,
+    },
+}
+
+/// One server to assess.
+#[derive(Debug, Clone)]
+pub struct Target {
+    pub name: String,
+    pub source: Source,
+    /// The config entry that declared it, when it came from a config file.
+    pub entry: Option<ServerEntry>,
+    /// Starting it runs code the user did not name on the command line.
+    pub needs_consent: bool,
+}
+
+impl Target {
+    /// Where the tool list comes from, for people; no secret values.
+    pub fn describe(&self) -> String {
+        match &self.source {
+            Source::ToolsFile(p) if p == "-" => "standard input".into(),
+            Source::ToolsFile(p) => format!("tool list {p}"),
+            Source::Stdio(cmd) => {
+                let launch = Launch::Stdio {
+                    command: cmd.program.clone(),
+                    args: cmd.args.clone(),
+                    env: cmd
+                        .env
+                        .iter()
+                        .map(|(k, v)| (k.clone(), clients::Secret::new(v.clone())))
+                        .collect(),
+                    cwd: None,
+                };
+                format!("stdio: {}", launch.display())
+            }
+            Source::Http { url, headers, .. } => {
+                let launch = Launch::Http {
+                    url: crate::target::redact_url(url),
+                    headers: headers.clone(),
+                    kind: HttpKind::Auto,
+                };
+                launch.display()
+            }
+        }
+    }
+}
+
+/// A URL without user-info or query string (either may carry a secret).
+pub fn redact_url(url: &str) -> String {
+    match url::Url::parse(url) {
+        Ok(mut u) => {
+            let _ = u.set_username("");
+            let _ = u.set_password(None);
+            let had_query = u.query().is_some();
+            u.set_query(None);
+            u.set_fragment(None);
+            if had_query {
+                format!("{u}?<redacted>")
+            } else {
+                u.to_string()
+            }
+        }
+        Err(_) => "<invalid URL>".into(),
+    }
+}
+
+/// Splits `--stdio "CMD ARGS"` like a POSIX shell would, without running one.
+pub fn split_command(line: &str) -> Result<Vec<String>> {
+    let words = shlex::split(line)
+        .ok_or_else(|| Error::new(format!("--stdio {line:?}: unbalanced quotes")))?;
+    if words.is_empty() {
+        return Err(Error::new(
+            "--stdio needs a command, e.g. --stdio \"mcp-server-git --repository .\"",
+        ));
+    }
+    Ok(words)
+}
+
+/// Parses `--header 'Name: value'`.
+pub fn parse_header(h: &str) -> Result<(String, clients::Secret)> {
+    let (k, v) = h
+        .split_once(':')
+        .ok_or_else(|| Error::new("--header takes 'Name: value' (the value is not shown here)"))?;
+    let k = k.trim();
+    if k.is_empty()
+        || !k
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_".contains(&b))
+    {
+        return Err(Error::new(format!(
+            "--header: {k:?} is not a valid header name"
+        )));
+    }
+    Ok((k.to_string(), clients::Secret::new(v.trim())))
+}
+
+/// A stdio target from a command line given on the command line (consent is implied).
+pub fn stdio(words: Vec<String>, name: Option<&str>) -> Target {
+    let program = words[0].clone();
+    let name = name
+        .map(str::to_string)
+        .unwrap_or_else(|| server_name_from_command(&words));
+    Target {
+        name,
+        source: Source::Stdio(StdioCommand {
+            program,
+            args: words[1..].to_vec(),
+            env: Vec::new(),
+            cwd: None,
+        }),
+        entry: None,
+        needs_consent: false,
+    }
+}
+
+/// A name for a server started by a command: the package or program it runs.
+pub fn server_name_from_command(words: &[String]) -> String {
+    // A script inside an installed package is named after the package.
+    for w in words {
+        if let Some((_, rest)) = w.rsplit_once("node_modules/") {
+            let mut parts = rest.split('/');
+            let first = parts.next().unwrap_or("");
+            let pkg = if first.starts_with('@') {
+                parts.next().unwrap_or(first)
+            } else {
+                first
+            };
+            if !pkg.is_empty() {
+                return pkg.to_string();
+            }
+        }
+    }
+    let runners = [
+        "npx", "uvx", "pipx", "bunx", "pnpm", "yarn", "node", "python", "python3", "uv", "deno",
+        "docker", "dlx", "run", "exec", "--from",
+    ];
+    let pick = words
+        .iter()
+        .filter(|w| !w.starts_with('-'))
+        .map(|w| w.rsplit('/').next().unwrap_or(w))
+        .find(|w| !runners.contains(w) && !w.is_empty())
+        .unwrap_or("server");
+    let pick = pick.split('@').find(|s| !s.is_empty()).unwrap_or(pick);
+    pick.trim_end_matches(".js")
+        .trim_end_matches(".py")
+        .to_string()
+}
+
+/// Targets for every enabled server of a config file; disabled ones are skipped.
+pub fn from_config(file: &ConfigFile) -> Vec<Target> {
+    file.servers
+        .iter()
+        .filter(|s| !s.disabled)
+        .map(|s| {
+            let source = match &s.launch {
+                Launch::Stdio {
+                    command,
+                    args,
+                    env,
+                    cwd,
+                } => Source::Stdio(StdioCommand {
+                    program: command.clone(),
+                    args: args.clone(),
+                    env: env
+                        .iter()
+                        .map(|(k, v)| (k.clone(), v.expose().to_string()))
+                        .collect(),
+                    cwd: cwd.as_ref().map(Into::into),
+                }),
+                Launch::Http { url, headers, kind } => Source::Http {
+                    url: url.clone(),
+                    headers: headers.clone(),
+                    kind: *kind,
+                },
+            };
+            let needs_consent = matches!(source, Source::Stdio(_));
+            Target {
+                name: s.name.clone(),
+                source,
+                entry: Some(s.clone()),
+                needs_consent,
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn w(s: &str) -> Vec<String> {
+        split_command(s).unwrap()
+    }
+
+    #[test]
+    fn names_servers_after_their_package() {
+        assert_eq!(
+            server_name_from_command(&w("npx -y @modelcontextprotocol/server-everything stdio")),
+            "server-everything"
+        );
+        assert_eq!(
+            server_name_from_command(&w("uvx mcp-server-git --repository .")),
+            "mcp-server-git"
+        );
+        assert_eq!(
+            server_name_from_command(&w("node ./build/index.js")),
+            "index"
+        );
+        assert_eq!(
+            server_name_from_command(&w("npx -y @playwright/mcp@0.0.83")),
+            "mcp"
+        );
+        assert_eq!(
+            server_name_from_command(&w(
+                "node x/node_modules/@modelcontextprotocol/server-memory/dist/index.js"
+            )),
+            "server-memory"
+        );
+    }
+
+    #[test]
+    fn headers_and_urls_keep_secrets_out_of_sight() {
+        let (k, v) = parse_header("Authorization: Bearer abc").unwrap();
+        assert_eq!(k, "Authorization");
+        assert_eq!(v.expose(), "Bearer abc");
+        assert!(parse_header("no colon").is_err());
+        assert_eq!(
+            redact_url("https://u:p@h.example/mcp?key=s3cret"),
+            "https://h.example/mcp?<redacted>"
+        );
+        assert!(split_command("a 'b").is_err());
+    }
+}
