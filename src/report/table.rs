@@ -25,6 +25,13 @@ pub fn write(report: &Report, out: &mut dyn Write, color: bool, width: u16) -> s
             .map(|(c, n)| format!("{c} {n}"))
             .collect();
         writeln!(out, "{}", counts.join(" · "))?;
+        let scan_failed =
+            server.tools.is_empty() && server.errors.iter().any(|e| e.location == "server");
+        if scan_failed {
+            for e in &server.errors {
+                writeln!(out, "Scan failed: {}", one_line(&e.message, 400))?;
+            }
+        }
         let mut table = Table::new();
         table
             .load_style(presets::UTF8_FULL_CONDENSED)
@@ -60,7 +67,9 @@ pub fn write(report: &Report, out: &mut dyn Write, color: bool, width: u16) -> s
                 Cell::new(why),
             ]);
         }
-        writeln!(out, "{table}")?;
+        if !scan_failed {
+            writeln!(out, "{table}")?;
+        }
         if !server.findings.is_empty() {
             writeln!(out, "Findings:")?;
             for f in &server.findings {
@@ -74,7 +83,7 @@ pub fn write(report: &Report, out: &mut dyn Write, color: bool, width: u16) -> s
                 )?;
             }
         }
-        if !server.errors.is_empty() {
+        if !server.errors.is_empty() && !scan_failed {
             writeln!(out, "Tools that could not be read:")?;
             for e in &server.errors {
                 writeln!(out, "  {}: {}", e.location, one_line(&e.message, 160))?;
