@@ -342,3 +342,26 @@ fn a_hanging_server_ends_at_the_timeout_with_a_clear_error() {
         "{err}"
     );
 }
+
+#[test]
+fn a_401_is_recorded_as_the_servers_auth_posture() {
+    let log = tempfile::NamedTempFile::new().unwrap();
+    let srv = ServerProcess::misbehave_http("401", log.path());
+    let out = mcprisk()
+        .args(["scan", "--format", "json", "--url", &srv.url("/mcp")])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "no tools could be listed");
+    let doc = json_of(&out);
+    let s = &doc["servers"][0];
+    assert_eq!(s["auth"]["challenge"]["status"], 401);
+    assert_eq!(s["auth"]["method"], "oauth");
+    assert!(
+        s["errors"][0]["message"].as_str().unwrap().contains("401")
+            || s["errors"][0]["message"]
+                .as_str()
+                .unwrap()
+                .to_lowercase()
+                .contains("auth")
+    );
+}
