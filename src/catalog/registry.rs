@@ -727,7 +727,7 @@ fn to_record(id: &str, s: &ServerJson) -> Record {
         if command.is_none() && transport == "stdio" {
             command = derive_command(&registry, &ident, version.as_deref());
         }
-        if registry != "mcpb" {
+        if registry != "mcpb" && plain(&ident, "@/~:") {
             aliases.push(alias_of(&registry, &ident));
         }
         packages.push(Package {
