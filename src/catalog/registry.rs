@@ -105,7 +105,8 @@ pub fn import(opts: &ImportOptions) -> Result<ImportReport> {
 
     // Build every record first, so aliases shared by several servers can be left out.
     let mut planned: Vec<(Record, PathBuf, Option<Record>)> = Vec::new();
-    let mut planned_paths: HashSet<PathBuf> = HashSet::new();
+    // Lower-cased: ids that differ only in case share a file on case-insensitive file systems.
+    let mut planned_paths: HashSet<String> = HashSet::new();
     for cand in chosen.drain(..) {
         let id = cand.server.name.clone().unwrap_or_default();
         let mut rec = to_record(&id, &cand.server);
@@ -120,7 +121,7 @@ pub fn import(opts: &ImportOptions) -> Result<ImportReport> {
             ));
             continue;
         }
-        if !planned_paths.insert(path.clone()) {
+        if !planned_paths.insert(path.to_string_lossy().to_lowercase()) {
             report.skipped.push((
                 safe_id(&id),
                 format!(
