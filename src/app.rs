@@ -68,6 +68,8 @@ pub fn run(cli: crate::cli::Cli) -> Result<u8> {
             note_written(&args.output);
             Ok(exit_for(&servers, args.fail_on, any_failed))
         }
+        Command::Lookup(args) => crate::lookup_cmd::run(&args),
+        Command::Catalog(cmd) => crate::catalog_cmd::run(cmd),
         Command::Rules(args) => {
             let rules = load_rules(args.rules.as_deref())?;
             emit(None, |out| {
@@ -102,11 +104,27 @@ pub struct Assessed {
     pub any_failed: bool,
 }
 
+/// How live servers are fetched.
+#[derive(Debug, Clone)]
+pub struct FetchSettings {
+    pub timeout: f64,
+    pub jobs: usize,
+    pub save_tools: Option<String>,
+}
+
+impl Default for FetchSettings {
+    fn default() -> Self {
+        FetchSettings {
+            timeout: 30.0,
+            jobs: 8,
+            save_tools: None,
+        }
+    }
+}
+
 /// Resolves the targets named on the command line, fetches their tool lists (asking before
 /// starting servers from config files) and assesses each as one server.
 pub fn load_and_assess(target: &TargetArgs, args: &AssessArgs, quiet: bool) -> Result<Assessed> {
-    let settings = settings(args)?;
-    let engine = Engine::new(load_rules(args.rules.as_deref())?);
     let targets = resolve_targets(target, quiet)?;
     if target.save_tools.is_some() && targets.len() != 1 {
         return Err(Error::new(format!(
@@ -115,13 +133,32 @@ pub fn load_and_assess(target: &TargetArgs, args: &AssessArgs, quiet: bool) -> R
         )));
     }
     runner::consent(&targets, target.yes)?;
-    if !(target.timeout.is_finite() && target.timeout > 0.0 && target.timeout <= 86_400.0) {
+    let fetch = FetchSettings {
+        timeout: target.timeout,
+        jobs: target.jobs,
+        save_tools: target.save_tools.clone(),
+    };
+    assess_targets(targets, args, quiet, Some(&fetch))
+}
+
+/// Fetches and assesses resolved targets (consent already given).
+pub fn assess_targets(
+    targets: Vec<Target>,
+    args: &AssessArgs,
+    quiet: bool,
+    fetch: Option<&FetchSettings>,
+) -> Result<Assessed> {
+    let default_fetch = FetchSettings::default();
+    let fetch = fetch.unwrap_or(&default_fetch);
+    let settings = settings(args)?;
+    let engine = Engine::new(load_rules(args.rules.as_deref())?);
+    if !(fetch.timeout.is_finite() && fetch.timeout > 0.0 && fetch.timeout <= 86_400.0) {
         return Err(Error::new(
             "--timeout takes seconds, more than 0 and at most 86400",
         ));
     }
     let mut opts = crate::mcp::Options {
-        timeout: Duration::from_secs_f64(target.timeout),
+        timeout: Duration::from_secs_f64(fetch.timeout),
         ..Default::default()
     };
     opts.startup_timeout = opts.startup_timeout.min(opts.timeout);
@@ -138,8 +175,18 @@ pub fn load_and_assess(target: &TargetArgs, args: &AssessArgs, quiet: bool) -> R
         });
     }
     let progress = live && !quiet && std::io::stderr().is_terminal();
-    let fetched = runner::fetch_all(engine.rules(), targets, &opts, target.jobs, progress);
-    if let Some(path) = &target.save_tools {
+    let fetched = runner::fetch_all(engine.rules(), targets, &opts, fetch.jobs, progress);
+    // A saved tool list that cannot be read is bad input, not a server that failed: stop.
+    if let Some(err) = fetched
+        .iter()
+        .find_map(|f| match (&f.target.source, &f.list) {
+            (Source::ToolsFile(_), Err(e)) => Some(e.clone()),
+            _ => None,
+        })
+    {
+        return Err(Error::new(err));
+    }
+    if let Some(path) = &fetch.save_tools {
         let f = &fetched[0];
         match (&f.raw_tools, &f.list) {
             (Some(raw), _) => emit(Some(path), |out| {
@@ -185,6 +232,10 @@ pub fn load_and_assess(target: &TargetArgs, args: &AssessArgs, quiet: bool) -> R
             source: f.target.describe(),
             posture: f.posture,
             extra_findings: extra,
+            overrides: match &f.target.source {
+                Source::Catalog(r) => r.overrides.clone(),
+                _ => Vec::new(),
+            },
         };
         match f.list {
             Ok(list) => servers.push(assess_in(&engine, ctx, list, &settings)),
@@ -255,6 +306,19 @@ fn resolve_targets(t: &TargetArgs, quiet: bool) -> Result<Vec<Target>> {
             needs_consent: false,
         });
     }
+    if !t.server.is_empty() {
+        let catalog =
+            crate::catalog::Catalog::load(&crate::catalog::store::user_dirs(&t.catalog_dirs))?;
+        for name in &t.server {
+            let record = crate::lookup_cmd::resolve(&catalog, name)?;
+            targets.push(Target {
+                name: record.id.clone(),
+                source: Source::Catalog(Box::new(record)),
+                entry: None,
+                needs_consent: false,
+            });
+        }
+    }
     let mut configs: Vec<std::path::PathBuf> = t.config.iter().map(Into::into).collect();
     if t.discover {
         let roots = crate::clients::discover::Roots::current()
@@ -296,7 +360,7 @@ fn resolve_targets(t: &TargetArgs, quiet: bool) -> Result<Vec<Target>> {
     }
     if targets.is_empty() {
         return Err(Error::new(
-            "no target: give --tools FILE, --stdio \"CMD\", --url URL, --config FILE, --discover, or -- CMD ARGS",
+            "no target: give --tools FILE, --server NAME, --stdio \"CMD\", --url URL, --config FILE, --discover, or -- CMD ARGS",
         ));
     }
     if let Some(name) = &t.name {
@@ -309,6 +373,51 @@ fn resolve_targets(t: &TargetArgs, quiet: bool) -> Result<Vec<Target>> {
     }
     dedupe_names(&mut targets);
     Ok(targets)
+}
+
+/// The tool list exactly as one server sent it, with its serverInfo and protocol version, for
+/// `catalog add`.
+pub fn fetch_for_add(
+    t: &TargetArgs,
+    quiet: bool,
+) -> Result<(
+    Vec<serde_json::Value>,
+    Option<serde_json::Value>,
+    Option<String>,
+)> {
+    let targets = resolve_targets(t, quiet)?;
+    if targets.len() != 1 {
+        return Err(Error::new(format!(
+            "catalog add takes one server, but {} were named",
+            targets.len()
+        )));
+    }
+    if let Source::ToolsFile(path) = &targets[0].source {
+        return Ok((crate::toollist::load_raw(path)?, None, None));
+    }
+    runner::consent(&targets, t.yes)?;
+    let mut opts = crate::mcp::Options {
+        timeout: Duration::from_secs_f64(t.timeout.clamp(0.1, 86_400.0)),
+        ..Default::default()
+    };
+    opts.startup_timeout = opts.startup_timeout.min(opts.timeout);
+    opts.request_timeout = opts.request_timeout.min(opts.timeout);
+    let rules = RuleFile::embedded();
+    let mut fetched = runner::fetch_all(&rules, targets, &opts, 1, false);
+    let f = fetched.remove(0);
+    if let Err(e) = &f.list {
+        return Err(Error::new(e.clone()));
+    }
+    let identity = f.posture.map(|p| p.identity).unwrap_or_default();
+    let info = identity
+        .get("server_info")
+        .filter(|v| !v.is_null())
+        .cloned();
+    let proto = identity
+        .get("protocol_version")
+        .and_then(|v| v.as_str())
+        .map(String::from);
+    Ok((f.raw_tools.unwrap_or_default(), info, proto))
 }
 
 /// Makes server names unique (`github`, `github-2`), so policies and reports can tell them apart.
@@ -360,7 +469,8 @@ fn exit_for(servers: &[ServerAssessment], fail_on: Option<Severity>, any_failed:
     }
 }
 
-fn use_color(choice: ColorChoice, to_file: bool) -> bool {
+/// Whether to colour output for this choice and destination.
+pub fn use_color(choice: ColorChoice, to_file: bool) -> bool {
     match choice {
         ColorChoice::Always => true,
         ColorChoice::Never => false,
@@ -372,7 +482,8 @@ fn use_color(choice: ColorChoice, to_file: bool) -> bool {
     }
 }
 
-fn terminal_width(to_stdout: bool) -> u16 {
+/// The table width: the terminal's, or 160 when writing elsewhere.
+pub fn terminal_width(to_stdout: bool) -> u16 {
     if to_stdout && std::io::stdout().is_terminal() {
         if let Some(cols) = std::env::var("COLUMNS").ok().and_then(|c| c.parse().ok()) {
             return cols;

@@ -26,6 +26,8 @@ pub struct Context {
     pub posture: Option<Posture>,
     /// Findings that need more than this server (collisions, shadowing).
     pub extra_findings: Vec<Finding>,
+    /// Reviewed verdicts from a catalog record.
+    pub overrides: Vec<crate::catalog::record::Override>,
 }
 
 /// Assesses one server's tool list. `name` labels the server; `source` says where the list came from.
@@ -97,7 +99,8 @@ pub fn assess_in(
     let mut tools = Vec::with_capacity(list.tools.len());
     let mut all_findings = Vec::new();
     for tool in &list.tools {
-        let verdict = engine.classify(tool);
+        let mut verdict = engine.classify(tool);
+        let reviewed = apply_override(&ctx.overrides, &tool.name, &mut verdict);
         all_findings.extend(verdict.findings);
         if let Some(f) = findings::hidden_characters(rules, tool) {
             all_findings.push(f);
@@ -121,6 +124,7 @@ pub fn assess_in(
             confidence: verdict.confidence,
             evidence: verdict.evidence,
             recommended,
+            reviewed,
         });
     }
     all_findings.extend(findings::duplicate_names(rules, &list.tools));
@@ -152,4 +156,41 @@ pub fn assess_in(
         findings: all_findings,
         errors: list.errors,
     }
+}
+
+/// Applies a reviewed verdict from the catalog, if one names this tool; says whether it did.
+fn apply_override(
+    overrides: &[crate::catalog::record::Override],
+    tool: &str,
+    verdict: &mut crate::classify::Verdict,
+) -> bool {
+    let Some(o) = overrides.iter().find(|o| o.tool == tool) else {
+        return false;
+    };
+    let category = o
+        .category
+        .as_deref()
+        .and_then(crate::model::Category::parse);
+    let severity = o
+        .severity
+        .as_deref()
+        .and_then(crate::model::Severity::parse);
+    if let Some(c) = category {
+        if c != verdict.category {
+            verdict.severity = c.default_severity();
+        }
+        verdict.category = c;
+    }
+    if let Some(s) = severity {
+        verdict.severity = s;
+    }
+    verdict.confidence = 1.0;
+    verdict.evidence.insert(
+        0,
+        crate::model::Evidence {
+            rule: "MR-R001".into(),
+            detail: format!("reviewed: {}", o.reason),
+        },
+    );
+    true
 }

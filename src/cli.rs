@@ -22,10 +22,114 @@ pub enum Command {
     Policy(PolicyArgs),
     /// List the classification rules, or explain one.
     Rules(RulesArgs),
+    /// The catalog record of a server, or of one of its tools.
+    Lookup(LookupArgs),
+    /// Work with the catalog: list, search, show, lint, add, import-registry.
+    #[command(subcommand)]
+    Catalog(CatalogCommand),
+}
+
+/// `mcprisk lookup NAME [TOOL]`.
+#[derive(Debug, Args)]
+pub struct LookupArgs {
+    /// The server: id, alias, package name, or a close spelling.
+    pub name: String,
+    /// One of its tools.
+    pub tool: Option<String>,
+    /// More catalog records (a directory of YAML files; also MCPRISK_CATALOG).
+    #[arg(long = "catalog", value_name = "DIR")]
+    pub catalog_dirs: Vec<String>,
+    #[command(flatten)]
+    pub assess: AssessArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+    /// Use report templates from this directory.
+    #[arg(long, value_name = "DIR")]
+    pub templates: Option<String>,
+}
+
+/// `mcprisk catalog ...`.
+#[derive(Debug, Subcommand)]
+pub enum CatalogCommand {
+    /// Every record, or those with tools of a category.
+    List {
+        /// Only servers with at least one tool of this category.
+        #[arg(long, value_name = "CATEGORY")]
+        category: Option<String>,
+        #[arg(long = "catalog", value_name = "DIR")]
+        catalog_dirs: Vec<String>,
+        #[arg(long, value_enum, default_value_t = RulesFormat::Table)]
+        format: RulesFormat,
+    },
+    /// Records whose id, names, summary or tool names contain WORD.
+    Search {
+        word: String,
+        #[arg(long = "catalog", value_name = "DIR")]
+        catalog_dirs: Vec<String>,
+        #[arg(long, value_enum, default_value_t = RulesFormat::Table)]
+        format: RulesFormat,
+    },
+    /// One record as stored (YAML).
+    Show {
+        id: String,
+        #[arg(long = "catalog", value_name = "DIR")]
+        catalog_dirs: Vec<String>,
+    },
+    /// Check records: they parse, ids and aliases are unique, fingerprints match snapshots.
+    Lint {
+        /// Directories to check (default: catalog/servers).
+        dirs: Vec<String>,
+    },
+    /// A new record from a live scan or a saved tool list and a record file without snapshot.
+    Add(Box<AddArgs>),
+}
+
+/// `mcprisk catalog add`.
+#[derive(Debug, Args)]
+pub struct AddArgs {
+    /// The record's facts (YAML, the record format without `snapshot`).
+    #[arg(long, value_name = "FILE")]
+    pub record: String,
+    #[command(flatten)]
+    pub target: TargetArgs,
+    /// What was run, e.g. "npm @modelcontextprotocol/server-memory@2026.8.31" (default: the
+    /// record's first package).
+    #[arg(long, value_name = "TEXT")]
+    pub source: Option<String>,
+    /// Where to write the record.
+    #[arg(long, value_name = "DIR", default_value = "catalog/servers")]
+    pub dir: String,
+    /// Replace an existing record file.
+    #[arg(long)]
+    pub force: bool,
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+/// `mcprisk catalog import-registry`.
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// The registry's base URL (its API lives under v0/servers).
+    #[arg(long, value_name = "URL")]
+    pub url: String,
+    /// Where to write records.
+    #[arg(long, value_name = "DIR", default_value = "catalog/servers")]
+    pub dir: String,
+    /// Most pages to read.
+    #[arg(long, value_name = "N", default_value_t = 100)]
+    pub max_pages: usize,
+    /// Bound on each request, in seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 30.0)]
+    pub timeout: f64,
+    #[arg(short, long)]
+    pub quiet: bool,
 }
 
 /// Where the tool lists come from. Several targets may be combined; each is one server.
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct TargetArgs {
     /// A saved tools/list result, a bare array of tools, or a JSON-RPC response ("-" reads stdin).
     #[arg(long, value_name = "FILE")]
@@ -46,6 +150,12 @@ pub struct TargetArgs {
     /// The current user's client configs, from each client's well-known places.
     #[arg(long)]
     pub discover: bool,
+    /// A server from the catalog, by id, alias, package name or a close spelling.
+    #[arg(long, value_name = "NAME")]
+    pub server: Vec<String>,
+    /// More catalog records (a directory of YAML files; also MCPRISK_CATALOG).
+    #[arg(long = "catalog", value_name = "DIR")]
+    pub catalog_dirs: Vec<String>,
     /// Start the servers of config files without asking.
     #[arg(long, short = 'y')]
     pub yes: bool,

@@ -4,11 +4,14 @@
 
 pub mod app;
 pub mod assess;
+pub mod catalog;
+pub mod catalog_cmd;
 pub mod classify;
 pub mod cli;
 pub mod clients;
 pub mod error;
 pub mod grade;
+pub mod lookup_cmd;
 pub mod mcp;
 pub mod model;
 pub mod output;

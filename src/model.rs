@@ -229,6 +229,9 @@ pub struct ToolAssessment {
     pub confidence: f64,
     pub evidence: Vec<Evidence>,
     pub recommended: Recommendation,
+    /// A person set this verdict in the catalog record (see rule MR-R001).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub reviewed: bool,
 }
 
 /// One deduction from a server's score, listed with every grade.

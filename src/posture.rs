@@ -181,6 +181,79 @@ pub fn config_findings(rules: &RuleFile, e: &ServerEntry, out: &mut Vec<Finding>
     }
 }
 
+/// The posture a catalog record states: who publishes the server and what it needs.
+pub fn from_record(rules: &RuleFile, r: &crate::catalog::Record) -> Posture {
+    use crate::catalog::record::{AuthKind, IdentityLevel};
+    let mut p = Posture::default();
+    let level = r.identity.level;
+    p.identity = json!({
+        "assessed": true,
+        "id": r.id,
+        "name": r.name,
+        "publisher": r.publisher,
+        "verification": level,
+        "evidence": r.identity.evidence,
+        "repository": r.repository,
+        "license": r.license,
+        "packages": r.packages,
+        "snapshot": r.snapshot.as_ref().map(|s| json!({
+            "source": s.source,
+            "taken": s.taken,
+            "fingerprint": s.fingerprint,
+            "server_info": s.server_info,
+            "protocol_version": s.protocol_version,
+        })),
+    });
+    let secret_vars: Vec<&str> = r
+        .auth
+        .variables
+        .iter()
+        .filter(|v| v.secret)
+        .map(|v| v.name.as_str())
+        .collect();
+    p.auth = json!({
+        "assessed": true,
+        "kinds": r.auth.kinds,
+        "variables": r.auth.variables,
+        "secrets": secret_vars,
+        "notes": r.auth.notes,
+        "transports": r.transports,
+        "remotes": r.remotes,
+    });
+    let per = rule_points(rules, "MR-G011");
+    let points = match level {
+        IdentityLevel::OfficialVendor | IdentityLevel::RegistryVerified => 0,
+        IdentityLevel::Community => per.min(3),
+        IdentityLevel::Unverified => per,
+    };
+    p.grade.push(GradeReason {
+        points,
+        reason: format!(
+            "MR-G011: publisher {} ({})",
+            r.publisher,
+            serde_json::to_value(level)
+                .ok()
+                .and_then(|v| v.as_str().map(String::from))
+                .unwrap_or_default()
+        ),
+    });
+    if !r.remotes.is_empty() && r.auth.kinds.iter().all(|k| *k == AuthKind::None) {
+        let pts = rule_points(rules, "MR-G008");
+        p.grade.push(GradeReason {
+            points: pts,
+            reason: format!("MR-G008: a hosted endpoint that needs no credential (-{pts})"),
+        });
+    }
+    if r.remotes.iter().any(|u| u.starts_with("http://")) {
+        let pts = rule_points(rules, "MR-G009");
+        p.grade.push(GradeReason {
+            points: pts,
+            reason: format!("MR-G009: a hosted endpoint over plain HTTP (-{pts})"),
+        });
+    }
+    p
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

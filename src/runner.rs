@@ -151,6 +151,26 @@ fn fetch_one(rules: &RuleFile, target: Target, opts: &Options) -> Fetched {
                 warnings: Vec::new(),
             }
         }
+        Source::Catalog(record) => {
+            let (list, raw) = match &record.snapshot {
+                Some(s) => (Ok(toollist::from_tools(s.tools.clone())), Some(s.tools.clone())),
+                None => (
+                    Err(format!(
+                        "the catalog record {} has no tool snapshot yet; scan the server to add one",
+                        record.id
+                    )),
+                    None,
+                ),
+            };
+            let posture = posture::from_record(rules, record);
+            Fetched {
+                target,
+                list,
+                raw_tools: raw,
+                posture: Some(posture),
+                warnings: Vec::new(),
+            }
+        }
         Source::Stdio(cmd) => {
             let env_names: Vec<String> = cmd.env.iter().map(|(k, _)| k.clone()).collect();
             let result = mcp::introspect_stdio(cmd, opts);

@@ -13,6 +13,8 @@ pub enum Source {
     ToolsFile(String),
     /// A child process speaking MCP on stdio.
     Stdio(StdioCommand),
+    /// A catalog record's tool snapshot.
+    Catalog(Box<crate::catalog::Record>),
     /// A remote server.
     Http {
         url: String,
@@ -38,6 +40,13 @@ impl Target {
         match &self.source {
             Source::ToolsFile(p) if p == "-" => "standard input".into(),
             Source::ToolsFile(p) => format!("tool list {p}"),
+            Source::Catalog(r) => match &r.snapshot {
+                Some(s) => format!(
+                    "catalog record {} (snapshot of {}, {})",
+                    r.id, s.source, s.taken
+                ),
+                None => format!("catalog record {} (no tool snapshot)", r.id),
+            },
             Source::Stdio(cmd) => {
                 let launch = Launch::Stdio {
                     command: cmd.program.clone(),

@@ -96,6 +96,21 @@ pub fn parse(bytes: &[u8], origin: &str) -> Result<ToolList> {
     from_value(value, origin)
 }
 
+/// The tool array of a saved list exactly as written (no tool is checked or dropped).
+pub fn load_raw(path: &str) -> Result<Vec<Value>> {
+    let file =
+        std::fs::File::open(path).map_err(|e| Error::new(format!("{path}: cannot open: {e}")))?;
+    let bytes = read_limited(file, path)?;
+    let value: Value = serde_json::from_slice(&bytes).map_err(|e| {
+        Error::new(format!(
+            "{path}: invalid JSON at line {}, column {}",
+            e.line(),
+            e.column()
+        ))
+    })?;
+    Ok(locate_tools(value, path)?.0)
+}
+
 /// Reads each tool of a list a live server sent (`tools[i]` in messages).
 pub fn from_tools(tools: Vec<Value>) -> ToolList {
     let mut list = ToolList::default();

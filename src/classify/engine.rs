@@ -494,10 +494,15 @@ impl Engine {
                     factor,
                 })
             }
-            C::Any(cs) => cs
-                .iter()
-                .filter_map(|c| self.eval(c, r))
-                .max_by(|a, b| a.factor.total_cmp(&b.factor)),
+            // The strongest match; among equals the first listed, which reads best as evidence.
+            C::Any(cs) => {
+                cs.iter()
+                    .filter_map(|c| self.eval(c, r))
+                    .fold(None, |best: Option<Hit>, h| match best {
+                        Some(b) if b.factor >= h.factor => Some(b),
+                        _ => Some(h),
+                    })
+            }
             // A partial match (a later verb) does not make its negation false.
             C::Not(c) => match self.eval_primary(c, r) {
                 Some(_) => None,

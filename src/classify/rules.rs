@@ -201,8 +201,10 @@ impl RuleFile {
                     }
                 }
                 RuleKind::Signal => {
-                    if rule.when.is_none() {
-                        return Err(Error::new(format!("{at}: a signal rule needs `when`")));
+                    if rule.when.is_none() && rule.check.is_none() {
+                        return Err(Error::new(format!(
+                            "{at}: a signal rule needs `when` or `check`"
+                        )));
                     }
                 }
                 RuleKind::Finding => {

@@ -23,6 +23,14 @@ pub const HTML_TEMPLATE: &str = include_str!("../../templates/report.html.j2");
 pub const MARKDOWN_NAME: &str = "report.md.j2";
 /// The HTML template's file name.
 pub const HTML_NAME: &str = "report.html.j2";
+/// The shipped Markdown template of one tool's record (`lookup NAME TOOL`).
+pub const TOOL_MARKDOWN_TEMPLATE: &str = include_str!("../../templates/tool.md.j2");
+/// The shipped HTML template of one tool's record.
+pub const TOOL_HTML_TEMPLATE: &str = include_str!("../../templates/tool.html.j2");
+/// File name of the tool Markdown template in a `--templates` directory.
+pub const TOOL_MARKDOWN_NAME: &str = "tool.md.j2";
+/// File name of the tool HTML template.
+pub const TOOL_HTML_NAME: &str = "tool.html.j2";
 
 /// The global that maps template names to where they were read from, for error messages.
 const SOURCES: &str = "template_sources";
@@ -74,6 +82,8 @@ pub fn environment(dir: Option<&str>) -> Result<Environment<'static>> {
     for (name, builtin) in [
         (MARKDOWN_NAME, MARKDOWN_TEMPLATE),
         (HTML_NAME, HTML_TEMPLATE),
+        (TOOL_MARKDOWN_NAME, TOOL_MARKDOWN_TEMPLATE),
+        (TOOL_HTML_NAME, TOOL_HTML_TEMPLATE),
     ] {
         let (source, shown) = match dir {
             Some(d) => {
@@ -251,6 +261,30 @@ pub fn render(env: &Environment, name: &str, report: &Report, out: &mut dyn Writ
         .map_err(|e| Error::new(format!("{shown}: {e}")))?;
     let text = tmpl
         .render(context(report))
+        .map_err(|e| Error::new(format!("{shown}: cannot render: {e}")))?;
+    out.write_all(text.as_bytes())
+        .map_err(|e| Error::new(format!("cannot write the report: {e}")))
+}
+
+/// Renders a template against a prepared JSON document (the tool record of `lookup NAME TOOL`);
+/// policy JSON inside it is passed as inert text (`policy_text`, `deny_text`, `rate_text`).
+pub fn render_value(
+    env: &Environment,
+    name: &str,
+    doc: &serde_json::Value,
+    out: &mut dyn Write,
+) -> Result<()> {
+    let shown = source_of(env, name);
+    let mut ctx = doc.clone();
+    ctx["policy_text"] = serde_json::Value::String(sanitize::json_text(&doc["policy"]));
+    ctx["deny_text"] = serde_json::Value::String(sanitize::json_text(&doc["how_to_deny"]));
+    ctx["rate_text"] = serde_json::Value::String(sanitize::json_text(&doc["how_to_rate_limit"]));
+    ctx["version"] = serde_json::Value::String(env!("CARGO_PKG_VERSION").into());
+    let tmpl = env
+        .get_template(name)
+        .map_err(|e| Error::new(format!("{shown}: {e}")))?;
+    let text = tmpl
+        .render(Value::from(minijinja::value::Serde(ctx)))
         .map_err(|e| Error::new(format!("{shown}: cannot render: {e}")))?;
     out.write_all(text.as_bytes())
         .map_err(|e| Error::new(format!("cannot write the report: {e}")))

@@ -1,0 +1,72 @@
+//! Embeds the catalog: every `catalog/servers/*.yaml` record is parsed and checked here (a bad
+//! record fails the build with its file and line), then stored as compact JSON beside a small
+//! index, so a lookup parses only the record it needs.
+//!
+//! `MCPRISK_EMBED_CATALOG=DIR` embeds another directory (used to benchmark a large catalog).
+
+#[allow(dead_code)]
+#[path = "src/catalog/record.rs"]
+mod record;
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+fn main() {
+    let dir = std::env::var("MCPRISK_EMBED_CATALOG")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| PathBuf::from("catalog/servers"));
+    println!("cargo:rerun-if-env-changed=MCPRISK_EMBED_CATALOG");
+    println!("cargo:rerun-if-changed={}", dir.display());
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .map(|rd| {
+            rd.filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|x| x == "yaml"))
+                .collect()
+        })
+        .unwrap_or_default();
+    files.sort();
+    let mut out = String::from(
+        "/// Records embedded at build time.\npub static EMBEDDED: &[EmbeddedRecord] = &[\n",
+    );
+    for path in &files {
+        println!("cargo:rerun-if-changed={}", path.display());
+        let text =
+            std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let rec: record::Record = serde_saphyr::from_str(&text)
+            .unwrap_or_else(|e| panic!("{}: invalid catalog record: {e}", path.display()));
+        let json = serde_json::to_string(&rec).expect("records serialize");
+        let pkgs: Vec<String> = rec.packages.iter().map(|p| p.identifier.clone()).collect();
+        let tools: Vec<String> = rec
+            .snapshot
+            .as_ref()
+            .map(|s| {
+                s.tools
+                    .iter()
+                    .filter_map(|t| t.get("name")?.as_str().map(String::from))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "    EmbeddedRecord {{ file: {:?}, id: {:?}, name: {:?}, aliases: &{:?}, packages: &{:?}, summary: {:?}, tools: &{:?}, json: {:?} }},",
+            rel(path),
+            rec.id,
+            rec.name,
+            rec.aliases,
+            pkgs,
+            rec.summary,
+            tools,
+            json
+        );
+    }
+    out.push_str("];\n");
+    let dest = Path::new(&std::env::var("OUT_DIR").unwrap()).join("embedded_catalog.rs");
+    std::fs::write(dest, out).unwrap();
+}
+
+fn rel(p: &Path) -> String {
+    format!(
+        "catalog/servers/{}",
+        p.file_name().unwrap().to_string_lossy()
+    )
+}

@@ -1,0 +1,180 @@
+//! A catalog record: the facts about one MCP server (never verdicts). Verdicts, grades and
+//! policies are computed from a record by the same engine as a live scan.
+//!
+//! One YAML file per server in `catalog/servers/`. Unknown keys are errors.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// How far the publisher of a server can be vouched for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum IdentityLevel {
+    /// Published by the vendor of the service it talks to (or the MCP project itself).
+    OfficialVendor,
+    /// The registry verified the namespace (e.g. `io.github.<owner>` proven by the owner).
+    RegistryVerified,
+    /// A known community project with a public repository.
+    Community,
+    /// Nothing to go on.
+    Unverified,
+}
+
+/// What a server needs to authenticate to whatever it talks to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AuthKind {
+    None,
+    ApiKey,
+    Token,
+    Oauth,
+    UserPassword,
+}
+
+/// A package the server is published as.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Package {
+    /// npm, pypi, oci, github, nuget, mcpb.
+    pub registry: String,
+    pub identifier: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+}
+
+/// Who publishes the server and how we know.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Identity {
+    pub level: IdentityLevel,
+    /// Facts that support the level ("npm scope @modelcontextprotocol is the MCP project's").
+    pub evidence: Vec<String>,
+}
+
+/// One environment variable or header the server reads.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AuthVariable {
+    pub name: String,
+    pub secret: bool,
+    pub required: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub meaning: Option<String>,
+}
+
+/// What the server needs to authenticate.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Auth {
+    /// Every way it can authenticate; `[none]` when it needs nothing.
+    pub kinds: Vec<AuthKind>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub variables: Vec<AuthVariable>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notes: Option<String>,
+}
+
+/// The tool list exactly as the server sent it, and where it came from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Snapshot {
+    /// The package and version that was run (`npm @modelcontextprotocol/server-memory@2026.8.31`).
+    pub source: String,
+    /// The day it was taken (YYYY-MM-DD).
+    pub taken: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_info: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protocol_version: Option<String>,
+    /// `sha256:` of the canonical JSON of `tools` (see [`fingerprint`]).
+    pub fingerprint: String,
+    pub tools: Vec<Value>,
+}
+
+/// A reviewed verdict for one tool, shown as "reviewed" wherever it is used.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Override {
+    pub tool: String,
+    /// Read, Write, Execute, Destructive or Financial.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub category: Option<String>,
+    /// Low, Medium, High or Critical.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub severity: Option<String>,
+    pub reason: String,
+}
+
+/// The facts about one MCP server.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Record {
+    /// Registry-style id, e.g. `io.github.plgonzalezrx8/proxmox-mcp`.
+    pub id: String,
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub aliases: Vec<String>,
+    pub summary: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repository: Option<String>,
+    pub publisher: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub license: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub packages: Vec<Package>,
+    /// How to start it over stdio, when it can be (`npx -y @scope/pkg@1.2.3`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    /// Remote endpoints, when it is offered as a hosted server.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub remotes: Vec<String>,
+    /// stdio, streamable-http, sse.
+    pub transports: Vec<String>,
+    pub identity: Identity,
+    pub auth: Auth,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub snapshot: Option<Snapshot>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub overrides: Vec<Override>,
+}
+
+/// `sha256:<hex>` of the canonical JSON of a tool list: objects with sorted keys, no spaces.
+pub fn fingerprint(tools: &[Value]) -> String {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    let mut buf = Vec::new();
+    canonical(&Value::Array(tools.to_vec()), &mut buf);
+    h.update(&buf);
+    format!("sha256:{:x}", h.finalize())
+}
+
+/// Writes `v` as canonical JSON (sorted keys, no whitespace).
+pub fn canonical(v: &Value, out: &mut Vec<u8>) {
+    match v {
+        Value::Object(m) => {
+            out.push(b'{');
+            let mut keys: Vec<&String> = m.keys().collect();
+            keys.sort();
+            for (i, k) in keys.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                out.extend(serde_json::to_vec(k).unwrap_or_default());
+                out.push(b':');
+                canonical(&m[*k], out);
+            }
+            out.push(b'}');
+        }
+        Value::Array(a) => {
+            out.push(b'[');
+            for (i, x) in a.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                canonical(x, out);
+            }
+            out.push(b']');
+        }
+        other => out.extend(serde_json::to_vec(other).unwrap_or_default()),
+    }
+}

@@ -1,0 +1,148 @@
+//! Where records come from: the ones embedded at build time, then the user's directories
+//! (`--catalog DIR`, `MCPRISK_CATALOG`), where a record with the same id overrides a shipped one.
+
+use super::record::Record;
+use crate::error::{Error, Result};
+use std::path::{Path, PathBuf};
+
+/// One record as embedded by build.rs: the index fields, and the record as compact JSON.
+#[derive(Debug)]
+pub struct EmbeddedRecord {
+    pub file: &'static str,
+    pub id: &'static str,
+    pub name: &'static str,
+    pub aliases: &'static [&'static str],
+    pub packages: &'static [&'static str],
+    pub summary: &'static str,
+    pub tools: &'static [&'static str],
+    pub json: &'static str,
+}
+
+include!(concat!(env!("OUT_DIR"), "/embedded_catalog.rs"));
+
+/// An index entry: what lookups and searches read, with the record parsed only when needed.
+#[derive(Debug, Clone)]
+pub struct Entry {
+    pub id: String,
+    pub name: String,
+    pub aliases: Vec<String>,
+    pub packages: Vec<String>,
+    pub summary: String,
+    pub tools: Vec<String>,
+    /// Where the record lives, for messages.
+    pub file: String,
+    body: Body,
+}
+
+#[derive(Debug, Clone)]
+enum Body {
+    Embedded(&'static str),
+    Parsed(Box<Record>),
+}
+
+impl Entry {
+    /// The full record.
+    pub fn record(&self) -> Result<Record> {
+        match &self.body {
+            Body::Embedded(json) => serde_json::from_str(json).map_err(|e| {
+                Error::new(format!("{}: embedded record is unreadable: {e}", self.file))
+            }),
+            Body::Parsed(r) => Ok((**r).clone()),
+        }
+    }
+
+    fn from_record(r: Record, file: String) -> Entry {
+        Entry {
+            id: r.id.clone(),
+            name: r.name.clone(),
+            aliases: r.aliases.clone(),
+            packages: r.packages.iter().map(|p| p.identifier.clone()).collect(),
+            summary: r.summary.clone(),
+            tools: r
+                .snapshot
+                .as_ref()
+                .map(|s| {
+                    s.tools
+                        .iter()
+                        .filter_map(|t| t.get("name")?.as_str().map(String::from))
+                        .collect()
+                })
+                .unwrap_or_default(),
+            file,
+            body: Body::Parsed(Box::new(r)),
+        }
+    }
+}
+
+/// Every record available, shipped and the user's.
+#[derive(Debug, Default)]
+pub struct Catalog {
+    pub entries: Vec<Entry>,
+}
+
+/// The directories named by `--catalog` and `MCPRISK_CATALOG` (a path list).
+pub fn user_dirs(flag: &[String]) -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    if let Some(env) = std::env::var_os("MCPRISK_CATALOG") {
+        dirs.extend(std::env::split_paths(&env).filter(|p| !p.as_os_str().is_empty()));
+    }
+    dirs.extend(flag.iter().map(PathBuf::from));
+    dirs
+}
+
+/// Parses one record file; unknown keys and bad values are errors with file and line.
+pub fn parse_record(path: &Path) -> Result<Record> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Error::new(format!("{}: cannot read: {e}", path.display())))?;
+    serde_saphyr::from_str(&text)
+        .map_err(|e| Error::new(format!("{}: invalid catalog record: {e}", path.display())))
+}
+
+/// The `.yaml` files of a directory, sorted.
+pub fn record_files(dir: &Path) -> Result<Vec<PathBuf>> {
+    let rd = std::fs::read_dir(dir).map_err(|e| {
+        Error::new(format!(
+            "{}: cannot read catalog directory: {e}",
+            dir.display()
+        ))
+    })?;
+    let mut files: Vec<PathBuf> = rd
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "yaml" || x == "yml"))
+        .collect();
+    files.sort();
+    Ok(files)
+}
+
+impl Catalog {
+    /// The shipped records plus those in `dirs`; a user record replaces a shipped one with its id.
+    pub fn load(dirs: &[PathBuf]) -> Result<Catalog> {
+        let mut entries: Vec<Entry> = EMBEDDED
+            .iter()
+            .map(|e| Entry {
+                id: e.id.to_string(),
+                name: e.name.to_string(),
+                aliases: e.aliases.iter().map(|s| s.to_string()).collect(),
+                packages: e.packages.iter().map(|s| s.to_string()).collect(),
+                summary: e.summary.to_string(),
+                tools: e.tools.iter().map(|s| s.to_string()).collect(),
+                file: e.file.to_string(),
+                body: Body::Embedded(e.json),
+            })
+            .collect();
+        for dir in dirs {
+            for path in record_files(dir)? {
+                let rec = parse_record(&path)?;
+                let entry = Entry::from_record(rec, path.display().to_string());
+                match entries
+                    .iter_mut()
+                    .find(|e| e.id.eq_ignore_ascii_case(&entry.id))
+                {
+                    Some(slot) => *slot = entry,
+                    None => entries.push(entry),
+                }
+            }
+        }
+        Ok(Catalog { entries })
+    }
+}
