@@ -79,6 +79,24 @@ pub fn run(cmd: CatalogCommand) -> Result<u8> {
         }
         CatalogCommand::Lint { dirs } => lint(&dirs),
         CatalogCommand::Add(args) => add(&args),
+        CatalogCommand::ImportRegistry(args) => {
+            if !(args.timeout.is_finite() && args.timeout > 0.0 && args.timeout <= 3600.0) {
+                return Err(Error::new(
+                    "--timeout takes seconds, more than 0 and at most 3600",
+                ));
+            }
+            let report =
+                crate::catalog::registry::import(&crate::catalog::registry::ImportOptions {
+                    url: args.url.clone(),
+                    dir: PathBuf::from(&args.dir),
+                    max_pages: args.max_pages,
+                    timeout: std::time::Duration::from_secs_f64(args.timeout),
+                })?;
+            if !args.quiet {
+                print!("{report}");
+            }
+            Ok(0)
+        }
     }
 }
 

@@ -85,6 +85,8 @@ pub enum CatalogCommand {
     },
     /// A new record from a live scan or a saved tool list and a record file without snapshot.
     Add(Box<AddArgs>),
+    /// Create or update records from an MCP registry API (v0/servers).
+    ImportRegistry(ImportArgs),
 }
 
 /// `mcprisk catalog add`.

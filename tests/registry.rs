@@ -568,3 +568,47 @@ fn a_silent_registry_times_out() {
     assert!(started.elapsed() < Duration::from_secs(3));
     assert!(msg.contains("page 1: no answer in time"), "{msg}");
 }
+
+#[test]
+fn the_cli_imports_then_looks_up_and_lints_the_records() {
+    let reg = Registry::recorded();
+    let tmp = tempfile::tempdir().unwrap();
+    let out = assert_cmd::Command::cargo_bin("mcprisk")
+        .unwrap()
+        .args(["catalog", "import-registry", "--url", &reg.url, "--dir"])
+        .arg(tmp.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("created"));
+    let first = tree(tmp.path());
+    assert!(!first.is_empty());
+    // Every imported record is found by its id and has no snapshot yet.
+    let rec = record(tmp.path(), first[0].to_str().unwrap());
+    let look = assert_cmd::Command::cargo_bin("mcprisk")
+        .unwrap()
+        .env_remove("MCPRISK_CATALOG")
+        .args(["lookup", &rec.id, "--format", "json", "--catalog"])
+        .arg(tmp.path())
+        .output()
+        .unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&look.stdout).unwrap();
+    assert_eq!(doc["servers"][0]["name"], rec.id.as_str());
+    assert!(doc["servers"][0]["errors"][0]["message"]
+        .as_str()
+        .unwrap()
+        .contains("no tool snapshot"));
+    // A registry that answers 500 is an error with exit code 2.
+    let bad = Registry::start(Box::new(|_| Some((500, "{}".into()))));
+    assert_cmd::Command::cargo_bin("mcprisk")
+        .unwrap()
+        .args(["catalog", "import-registry", "--url", &bad.url, "--dir"])
+        .arg(tmp.path())
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("500"));
+}
