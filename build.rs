@@ -12,6 +12,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 fn main() {
+    embed_rules();
     let dir = std::env::var("MCPRISK_EMBED_CATALOG")
         .map(PathBuf::from)
         .unwrap_or_else(|_| PathBuf::from("catalog/servers"));
@@ -62,6 +63,18 @@ fn main() {
     out.push_str("];\n");
     let dest = Path::new(&std::env::var("OUT_DIR").unwrap()).join("embedded_catalog.rs");
     std::fs::write(dest, out).unwrap();
+}
+
+/// The shipped rules as JSON, so start-up parses JSON instead of YAML (the runtime still
+/// checks them with the same types, and `--rules FILE` still reads YAML).
+fn embed_rules() {
+    let path = Path::new("catalog/rules.yaml");
+    println!("cargo:rerun-if-changed={}", path.display());
+    let text = std::fs::read_to_string(path).expect("catalog/rules.yaml");
+    let value: serde_json::Value =
+        serde_saphyr::from_str(&text).unwrap_or_else(|e| panic!("catalog/rules.yaml: {e}"));
+    let dest = Path::new(&std::env::var("OUT_DIR").unwrap()).join("rules.json");
+    std::fs::write(dest, serde_json::to_string(&value).unwrap()).unwrap();
 }
 
 fn rel(p: &Path) -> String {

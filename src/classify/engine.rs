@@ -8,7 +8,7 @@ use super::rules::{Cond, Rule, RuleFile, RuleKind};
 use super::words::normalize_key;
 use crate::model::{Category, Evidence, Finding, Severity, Tool};
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 /// Scores at or above this make a category fit.
 const FIT_THRESHOLD: f64 = 0.5;
@@ -127,7 +127,7 @@ impl Engine {
                 rules: Vec::new(),
             },
             conds: Vec::new(),
-            words: HashMap::new(),
+            words: HashMap::default(),
             verbs: Vec::new(),
             leads: Vec::new(),
             phrases: Vec::new(),
@@ -390,34 +390,20 @@ impl Engine {
         let features = Features::of(tool);
         let r = self.resolve(tool, &features);
         let mut scores = [0.0f64; 5];
-        let mut category_evidence: Vec<(Category, Evidence)> = Vec::new();
-        let mut signals = Vec::new();
-        let mut raises: Vec<(&Rule, String)> = Vec::new();
-        let mut findings = Vec::new();
-        for (rule, cond) in self.rules.rules.iter().zip(&self.conds) {
+        // First pass: which rules match and how strongly, without building any text.
+        let mut matched: Vec<usize> = Vec::new();
+        for (i, (rule, cond)) in self.rules.rules.iter().zip(&self.conds).enumerate() {
             let Some(cond) = cond else { continue };
-            let Some(hit) = self.eval(cond, &r) else {
+            let Some(hit) = self.eval(cond, &r, false) else {
                 continue;
             };
-            let detail = hit.detail;
-            match rule.kind {
-                RuleKind::Category => {
-                    let cat = rule.category.expect("validated");
-                    let w = rule.weight.expect("validated") * hit.factor;
-                    let s = &mut scores[cat as usize];
-                    *s = 1.0 - (1.0 - *s) * (1.0 - w);
-                    category_evidence.push((cat, evidence(rule, detail)));
-                }
-                RuleKind::Signal => signals.push(evidence(rule, detail)),
-                RuleKind::Severity => raises.push((rule, detail)),
-                RuleKind::Finding => findings.push(Finding {
-                    rule: rule.id.clone(),
-                    severity: rule.severity.expect("validated"),
-                    tool: Some(tool.name.clone()),
-                    message: format!("{}: {}", rule.summary.trim_end_matches('.'), detail),
-                }),
-                RuleKind::Grade => {}
+            if rule.kind == RuleKind::Category {
+                let cat = rule.category.expect("validated");
+                let w = rule.weight.expect("validated") * hit.factor;
+                let s = &mut scores[cat as usize];
+                *s = 1.0 - (1.0 - *s) * (1.0 - w);
             }
+            matched.push(i);
         }
         let fitting = [
             Category::Financial,
@@ -446,11 +432,38 @@ impl Engine {
                 (c, 0.3)
             }
         };
-        let mut evidence_out: Vec<Evidence> = category_evidence
-            .into_iter()
-            .filter(|(c, _)| *c == category)
-            .map(|(_, e)| e)
-            .collect();
+        // Second pass: the text of the evidence that is kept.
+        let describe = |i: usize| {
+            let cond = self.conds[i]
+                .as_ref()
+                .expect("matched rules have conditions");
+            self.eval(cond, &r, true)
+                .map(|h| h.detail)
+                .unwrap_or_default()
+        };
+        let mut evidence_out: Vec<Evidence> = Vec::new();
+        let mut signals = Vec::new();
+        let mut findings = Vec::new();
+        let mut raise: Option<Evidence> = None;
+        for &i in &matched {
+            let rule = &self.rules.rules[i];
+            match rule.kind {
+                RuleKind::Category if rule.category == Some(category) => {
+                    evidence_out.push(evidence(rule, describe(i)));
+                }
+                RuleKind::Signal => signals.push(evidence(rule, describe(i))),
+                RuleKind::Severity if raise.is_none() && rule.applies_to.contains(&category) => {
+                    raise = Some(evidence(rule, describe(i)));
+                }
+                RuleKind::Finding => findings.push(Finding {
+                    rule: rule.id.clone(),
+                    severity: rule.severity.expect("validated"),
+                    tool: Some(tool.name.clone()),
+                    message: format!("{}: {}", rule.summary.trim_end_matches('.'), describe(i)),
+                }),
+                _ => {}
+            }
+        }
         if evidence_out.is_empty() {
             evidence_out.push(Evidence {
                 rule: "MR-C000".into(),
@@ -460,12 +473,9 @@ impl Engine {
             });
         }
         let mut severity = category.default_severity();
-        if let Some((rule, detail)) = raises
-            .into_iter()
-            .find(|(rule, _)| rule.applies_to.contains(&category))
-        {
+        if let Some(e) = raise {
             severity = severity.raised();
-            evidence_out.push(evidence(rule, detail));
+            evidence_out.push(e);
         }
         evidence_out.extend(signals);
         Verdict {
@@ -477,13 +487,13 @@ impl Engine {
         }
     }
 
-    fn eval(&self, c: &C, r: &Resolved) -> Option<Hit> {
+    fn eval(&self, c: &C, r: &Resolved, describe: bool) -> Option<Hit> {
         match c {
             C::All(cs) => {
                 let mut parts = Vec::new();
                 let mut factor: f64 = 1.0;
                 for c in cs {
-                    let h = self.eval(c, r)?;
+                    let h = self.eval(c, r, describe)?;
                     factor = factor.min(h.factor);
                     if !h.detail.is_empty() {
                         parts.push(h.detail);
@@ -495,14 +505,13 @@ impl Engine {
                 })
             }
             // The strongest match; among equals the first listed, which reads best as evidence.
-            C::Any(cs) => {
-                cs.iter()
-                    .filter_map(|c| self.eval(c, r))
-                    .fold(None, |best: Option<Hit>, h| match best {
-                        Some(b) if b.factor >= h.factor => Some(b),
-                        _ => Some(h),
-                    })
-            }
+            C::Any(cs) => cs.iter().filter_map(|c| self.eval(c, r, describe)).fold(
+                None,
+                |best: Option<Hit>, h| match best {
+                    Some(b) if b.factor >= h.factor => Some(b),
+                    _ => Some(h),
+                },
+            ),
             // A partial match (a later verb) does not make its negation false.
             C::Not(c) => match self.eval_primary(c, r) {
                 Some(_) => None,
@@ -514,6 +523,12 @@ impl Engine {
                     .iter()
                     .filter(|v| ids.contains(&v.id))
                     .max_by(|a, b| a.factor.total_cmp(&b.factor))?;
+                if !describe {
+                    return Some(Hit {
+                        detail: String::new(),
+                        factor: v.factor,
+                    });
+                }
                 let detail = match &v.origin {
                     VerbOrigin::Name => format!("action word '{}' in the name", v.word),
                     VerbOrigin::Description => {
@@ -526,7 +541,7 @@ impl Engine {
                     factor: v.factor,
                 })
             }
-            _ => self.eval_leaf(c, r).map(Hit::full),
+            _ => self.eval_leaf(c, r, describe).map(Hit::full),
         }
     }
 
@@ -547,64 +562,99 @@ impl Engine {
                 .all(|c| self.eval_primary(c, r).is_some())
                 .then(|| Hit::full(String::new())),
             C::Any(cs) => cs.iter().find_map(|c| self.eval_primary(c, r)),
-            _ => self.eval(c, r),
+            _ => self.eval(c, r, false),
         }
     }
 
-    fn eval_leaf(&self, c: &C, r: &Resolved) -> Option<String> {
+    fn eval_leaf(&self, c: &C, r: &Resolved, describe: bool) -> Option<String> {
         match c {
             C::All(_) | C::Any(_) | C::Not(_) | C::Verb(_) => None,
             C::Lead(ids) => {
                 let (id, word) = r.lead?;
-                ids.contains(&id)
-                    .then(|| format!("the description says what it does: '{word}'"))
+                ids.contains(&id).then(|| {
+                    if describe {
+                        format!("the description says what it does: '{word}'")
+                    } else {
+                        String::new()
+                    }
+                })
             }
-            C::Name(ids) => r
-                .name_ids
-                .iter()
-                .position(|id| ids.contains(id))
-                .map(|i| format!("name word '{}'", r.f.name_words[i])),
-            C::Desc(ids) => quote_hit(&r.hits, ids, &r.tool.description),
-            C::Text(ids) => quote_hit(&r.hits, ids, &r.tool.description).or_else(|| {
-                quote_hit(&r.schema_hits, ids, &r.f.schema_text)
+            C::Name(ids) => {
+                let i = r.name_ids.iter().position(|id| ids.contains(id))?;
+                Some(if describe {
+                    format!("name word '{}'", r.f.name_words[i])
+                } else {
+                    String::new()
+                })
+            }
+            C::Desc(ids) => quote_hit(&r.hits, ids, &r.tool.description, describe),
+            C::Text(ids) => quote_hit(&r.hits, ids, &r.tool.description, describe).or_else(|| {
+                quote_hit(&r.schema_hits, ids, &r.f.schema_text, describe)
                     .map(|q| q.replacen("description", "an argument's text", 1))
             }),
-            C::DescExact(ids) => quote_hit(&r.exact_hits, ids, &r.tool.description),
-            C::Prop(ids) => r
-                .prop_keys
-                .iter()
-                .position(|id| ids.contains(id))
-                .map(|i| format!("argument '{}'", r.f.properties[i].name)),
-            C::PropWord(ids) => r
-                .prop_words
-                .iter()
-                .find(|(id, _)| ids.contains(id))
-                .map(|&(_, pi)| format!("argument '{}'", r.f.properties[pi].name)),
-            C::FreeText(ids) => r
-                .prop_keys
-                .iter()
-                .enumerate()
-                .find(|&(i, id)| ids.contains(id) && r.f.properties[i].free_text)
-                .map(|(i, _)| format!("free-text argument '{}'", r.f.properties[i].name)),
-            C::Enum(ids) => r
-                .enum_words
-                .iter()
-                .find(|(id, _, _)| ids.contains(id))
-                .map(|&(_, pi, vi)| enum_detail(r, pi, vi)),
-            C::EnumIn(props, ids) => r
-                .enum_words
-                .iter()
-                .find(|&&(id, pi, _)| ids.contains(&id) && props.contains(&r.prop_keys[pi]))
-                .map(|&(_, pi, vi)| enum_detail(r, pi, vi)),
+            C::DescExact(ids) => quote_hit(&r.exact_hits, ids, &r.tool.description, describe),
+            C::Prop(ids) => {
+                let i = r.prop_keys.iter().position(|id| ids.contains(id))?;
+                Some(if describe {
+                    format!("argument '{}'", r.f.properties[i].name)
+                } else {
+                    String::new()
+                })
+            }
+            C::PropWord(ids) => {
+                let &(_, pi) = r.prop_words.iter().find(|(id, _)| ids.contains(id))?;
+                Some(if describe {
+                    format!("argument '{}'", r.f.properties[pi].name)
+                } else {
+                    String::new()
+                })
+            }
+            C::FreeText(ids) => {
+                let (i, _) = r
+                    .prop_keys
+                    .iter()
+                    .enumerate()
+                    .find(|&(i, id)| ids.contains(id) && r.f.properties[i].free_text)?;
+                Some(if describe {
+                    format!("free-text argument '{}'", r.f.properties[i].name)
+                } else {
+                    String::new()
+                })
+            }
+            C::Enum(ids) => {
+                let &(_, pi, vi) = r.enum_words.iter().find(|(id, _, _)| ids.contains(id))?;
+                Some(if describe {
+                    enum_detail(r, pi, vi)
+                } else {
+                    String::new()
+                })
+            }
+            C::EnumIn(props, ids) => {
+                let &(_, pi, vi) = r
+                    .enum_words
+                    .iter()
+                    .find(|&&(id, pi, _)| ids.contains(&id) && props.contains(&r.prop_keys[pi]))?;
+                Some(if describe {
+                    enum_detail(r, pi, vi)
+                } else {
+                    String::new()
+                })
+            }
             C::Annotation(pairs) => {
-                let mut parts = Vec::new();
                 for (k, v) in pairs {
                     if r.tool.hint(k)? != *v {
                         return None;
                     }
-                    parts.push(format!("annotation {k}={v}"));
                 }
-                Some(parts.join(", "))
+                Some(if describe {
+                    pairs
+                        .iter()
+                        .map(|(k, v)| format!("annotation {k}={v}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                } else {
+                    String::new()
+                })
             }
         }
     }
@@ -668,6 +718,7 @@ fn build_ac(patterns: &[String], fold: bool) -> Option<AhoCorasick> {
     }
     Some(
         AhoCorasickBuilder::new()
+            .kind(Some(aho_corasick::AhoCorasickKind::DFA))
             .ascii_case_insensitive(fold)
             .match_kind(MatchKind::Standard)
             .build(patterns)
@@ -699,8 +750,16 @@ fn find_phrases(ac: Option<&AhoCorasick>, meta: &[Phrase], text: &str) -> Vec<(u
 }
 
 /// The first hit among `ids`, quoted with a little context.
-fn quote_hit(hits: &[(u32, usize, usize)], ids: &[u32], text: &str) -> Option<String> {
+fn quote_hit(
+    hits: &[(u32, usize, usize)],
+    ids: &[u32],
+    text: &str,
+    describe: bool,
+) -> Option<String> {
     let &(_, s, e) = hits.iter().find(|h| ids.contains(&h.0))?;
+    if !describe {
+        return Some(String::new());
+    }
     let mut end = e;
     while end < text.len() && !text.is_char_boundary(end) {
         end += 1;

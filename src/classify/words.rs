@@ -3,24 +3,30 @@
 /// Splits a tool or property name into lowercase words at `_ - . / :` and spaces, camelCase
 /// humps and letter/digit changes: `API-patch-block`, `getHTTPStatus2` and `pve_get_vm` all work.
 pub fn split_identifier(name: &str, out: &mut Vec<String>) {
-    let chars: Vec<char> = name.chars().collect();
     let mut word = String::new();
-    for (i, &c) in chars.iter().enumerate() {
+    let mut prev: Option<char> = None;
+    let mut chars = name.chars().peekable();
+    while let Some(c) = chars.next() {
         if !c.is_alphanumeric() {
             flush(&mut word, out);
+            prev = Some(c);
             continue;
         }
-        if !word.is_empty() {
-            let prev = chars[i - 1];
-            let next_lower = chars.get(i + 1).is_some_and(|n| n.is_lowercase());
+        if let (false, Some(p)) = (word.is_empty(), prev) {
+            let next_lower = chars.peek().is_some_and(|n| n.is_lowercase());
             let boundary = (c.is_uppercase()
-                && (prev.is_lowercase() || (prev.is_uppercase() && next_lower)))
-                || (c.is_ascii_digit() != prev.is_ascii_digit());
+                && (p.is_lowercase() || (p.is_uppercase() && next_lower)))
+                || (c.is_ascii_digit() != p.is_ascii_digit());
             if boundary {
                 flush(&mut word, out);
             }
         }
-        word.extend(c.to_lowercase());
+        if c.is_ascii() {
+            word.push(c.to_ascii_lowercase());
+        } else {
+            word.extend(c.to_lowercase());
+        }
+        prev = Some(c);
     }
     flush(&mut word, out);
 }
