@@ -241,7 +241,8 @@ pub fn assess_targets(
             Ok(list) => servers.push(assess_in(&engine, ctx, list, &settings)),
             Err(e) => {
                 any_failed = true;
-                if !quiet {
+                {
+                    // Errors are printed even with -q.
                     eprintln!(
                         "mcprisk: {}: {}",
                         sanitize::one_line(&f.target.name, 60),

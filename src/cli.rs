@@ -101,6 +101,10 @@ pub struct AddArgs {
     /// record's first package).
     #[arg(long, value_name = "TEXT")]
     pub source: Option<String>,
+    /// A `scan --format json` of the same server, for its serverInfo and protocol version when
+    /// the snapshot comes from --tools.
+    #[arg(long, value_name = "FILE")]
+    pub from_scan: Option<String>,
     /// Where to write the record.
     #[arg(long, value_name = "DIR", default_value = "catalog/servers")]
     pub dir: String,

@@ -1,0 +1,140 @@
+//! `mcprisk.lock`: what every server offered when it was locked, per tool a fingerprint of its
+//! canonical JSON plus the text needed to say what changed, and the verdict at lock time.
+//! Pretty-printed JSON with sorted keys: stable and diff-friendly.
+
+use crate::catalog::record::{canonical, fingerprint};
+use crate::error::{Error, Result};
+use crate::model::ServerAssessment;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// The lock file format version.
+pub const LOCK_VERSION: u32 = 1;
+
+/// One tool as locked.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LockedTool {
+    /// `sha256:` of the canonical JSON of name, description, input schema and annotations.
+    pub fingerprint: String,
+    pub category: String,
+    pub severity: String,
+    pub description: String,
+    pub input_schema: Value,
+    #[serde(default, skip_serializing_if = "Value::is_null")]
+    pub annotations: Value,
+}
+
+/// One server as locked.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LockedServer {
+    pub source: String,
+    pub grade: char,
+    pub tools: BTreeMap<String, LockedTool>,
+}
+
+/// The whole lock file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Lock {
+    pub version: u32,
+    pub servers: BTreeMap<String, LockedServer>,
+}
+
+/// The part of a tool that is pinned: what the model sees.
+pub fn pinned(raw: &Value) -> Value {
+    serde_json::json!({
+        "name": raw.get("name").cloned().unwrap_or(Value::Null),
+        "description": raw.get("description").cloned().unwrap_or(Value::Null),
+        "inputSchema": raw.get("inputSchema").cloned().unwrap_or(Value::Null),
+        "annotations": raw.get("annotations").cloned().unwrap_or(Value::Null),
+    })
+}
+
+/// Sorts object keys all the way down, so the file is the same whatever order a server sent.
+pub fn sorted(v: &Value) -> Value {
+    let mut buf = Vec::new();
+    canonical(v, &mut buf);
+    let text = String::from_utf8(buf).unwrap_or_default();
+    // Parsed back into a map that keeps insertion order, which is now sorted.
+    serde_json::from_str(&text).unwrap_or(Value::Null)
+}
+
+impl Lock {
+    /// The lock for assessed servers, with each tool's raw JSON from `raw_of(server, tool)`.
+    pub fn from_assessments(servers: &[(ServerAssessment, Vec<Value>)]) -> Lock {
+        let mut out = BTreeMap::new();
+        for (s, raws) in servers {
+            let mut tools = BTreeMap::new();
+            for t in &s.tools {
+                let Some(raw) = raws.iter().find(|r| r.get("name").and_then(Value::as_str) == Some(&t.name)) else {
+                    continue;
+                };
+                let p = pinned(raw);
+                tools.insert(
+                    t.name.clone(),
+                    LockedTool {
+                        fingerprint: fingerprint(std::slice::from_ref(&p)),
+                        category: t.category.as_str().into(),
+                        severity: t.severity.as_str().into(),
+                        description: t.description.clone(),
+                        input_schema: sorted(&p["inputSchema"]),
+                        annotations: sorted(&p["annotations"]),
+                    },
+                );
+            }
+            out.insert(
+                s.name.clone(),
+                LockedServer {
+                    source: s.source.clone(),
+                    grade: s.grade,
+                    tools,
+                },
+            );
+        }
+        Lock {
+            version: LOCK_VERSION,
+            servers: out,
+        }
+    }
+
+    /// Reads a lock file.
+    pub fn load(path: &str) -> Result<Lock> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| Error::new(format!("{path}: cannot read the lock file: {e}")))?;
+        let lock: Lock = serde_json::from_str(&text).map_err(|e| {
+            Error::new(format!(
+                "{path}: not a mcprisk lock file at line {}, column {}: {e}",
+                e.line(),
+                e.column()
+            ))
+        })?;
+        if lock.version != LOCK_VERSION {
+            return Err(Error::new(format!(
+                "{path}: lock version {} (this mcprisk reads {LOCK_VERSION})",
+                lock.version
+            )));
+        }
+        Ok(lock)
+    }
+
+    /// The file's text: pretty JSON, keys sorted, a final newline.
+    pub fn to_text(&self) -> String {
+        let mut s = serde_json::to_string_pretty(self).unwrap_or_default();
+        s.push('\n');
+        s
+    }
+
+    /// The 1-based line where a server (or one of its tools) is written, for SARIF locations.
+    pub fn line_of(text: &str, server: &str, tool: Option<&str>) -> usize {
+        let key = |k: &str| format!("{}:", serde_json::to_string(k).unwrap_or_default());
+        let Some(s_at) = text.find(&key(server)) else { return 1 };
+        let at = match tool.and_then(|t| text[s_at..].find(&key(t)).map(|o| s_at + o)) {
+            Some(t_at) => t_at,
+            None => s_at,
+        };
+        text[..at].matches('\n').count() + 1
+    }
+}
