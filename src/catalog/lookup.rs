@@ -75,7 +75,9 @@ pub fn find<'a>(catalog: &'a Catalog, query: &str) -> Found<'a> {
         .entries
         .iter()
         .map(|e| {
+            // Not the full id: its namespace (io.github...) says who, not what.
             let best = keys(e)
+                .skip(1)
                 .map(|k| {
                     let nk = norm(k);
                     let mut s = strsim::jaro_winkler(&nq, &nk);
