@@ -22,7 +22,18 @@ pub fn run(cli: crate::cli::Cli) -> Result<u8> {
             let Assessed {
                 servers,
                 any_failed,
+                raw_tools,
             } = load_and_assess(&args.target, &args.assess, args.output.quiet)?;
+            if let Some(lock_path) = &args.lock {
+                let pairs: Vec<_> = servers.iter().cloned().zip(raw_tools).collect();
+                let text = crate::lock::Lock::from_assessments(&pairs).to_text();
+                emit(Some(lock_path), |out| {
+                    out.write_all(text.as_bytes()).map_err(io_err)
+                })?;
+                if !args.output.quiet {
+                    eprintln!("mcprisk: locked {} server(s) in {lock_path}", servers.len());
+                }
+            }
             let policy = policylayer::policy(&servers);
             let report = Report {
                 servers: &servers,
@@ -56,6 +67,7 @@ pub fn run(cli: crate::cli::Cli) -> Result<u8> {
             let Assessed {
                 servers,
                 any_failed,
+                ..
             } = load_and_assess(&args.target, &args.assess, args.output.quiet)?;
             let doc = match args.flavor {
                 Flavor::Policylayer => policylayer::policy(&servers),
@@ -68,6 +80,7 @@ pub fn run(cli: crate::cli::Cli) -> Result<u8> {
             note_written(&args.output);
             Ok(exit_for(&servers, args.fail_on, any_failed))
         }
+        Command::Check(args) => crate::check_cmd::run(&args),
         Command::Lookup(args) => crate::lookup_cmd::run(&args),
         Command::Catalog(cmd) => crate::catalog_cmd::run(cmd),
         Command::Rules(args) => {
@@ -102,6 +115,8 @@ fn settings(args: &AssessArgs) -> Result<Settings> {
 pub struct Assessed {
     pub servers: Vec<ServerAssessment>,
     pub any_failed: bool,
+    /// Each server's tools as raw JSON (the readable ones), for lock files.
+    pub raw_tools: Vec<Vec<serde_json::Value>>,
 }
 
 /// How live servers are fetched.
@@ -216,6 +231,7 @@ pub fn assess_targets(
         cross[i].push(f);
     }
     let mut servers = Vec::new();
+    let mut raw_tools = Vec::new();
     let mut any_failed = false;
     for (f, extra) in fetched.into_iter().zip(cross) {
         if !quiet {
@@ -238,7 +254,10 @@ pub fn assess_targets(
             },
         };
         match f.list {
-            Ok(list) => servers.push(assess_in(&engine, ctx, list, &settings)),
+            Ok(list) => {
+                raw_tools.push(list.tools.iter().map(|t| t.raw.clone()).collect());
+                servers.push(assess_in(&engine, ctx, list, &settings))
+            }
             Err(e) => {
                 any_failed = true;
                 {
@@ -249,6 +268,7 @@ pub fn assess_targets(
                         sanitize::one_line(&e, 400)
                     );
                 }
+                raw_tools.push(Vec::new());
                 servers.push(failed(&engine, ctx, e));
             }
         }
@@ -256,6 +276,7 @@ pub fn assess_targets(
     Ok(Assessed {
         servers,
         any_failed,
+        raw_tools,
     })
 }
 

@@ -369,14 +369,22 @@ fn add(args: &AddArgs) -> Result<u8> {
         .ok_or_else(|| Error::new("--source: say what was run (the record has no packages)"))?;
     let (tools, mut server_info, mut protocol_version) = assessed;
     if let Some(scan) = &args.from_scan {
-        let text = std::fs::read_to_string(scan).map_err(|e| Error::new(format!("{scan}: cannot read: {e}")))?;
-        let doc: serde_json::Value = serde_json::from_str(&text).map_err(|e| Error::new(format!("{scan}: not a scan JSON document: {e}")))?;
+        let text = std::fs::read_to_string(scan)
+            .map_err(|e| Error::new(format!("{scan}: cannot read: {e}")))?;
+        let doc: serde_json::Value = serde_json::from_str(&text)
+            .map_err(|e| Error::new(format!("{scan}: not a scan JSON document: {e}")))?;
         let identity = &doc["servers"][0]["identity"];
         if server_info.is_none() {
-            server_info = identity.get("server_info").filter(|v| !v.is_null()).cloned();
+            server_info = identity
+                .get("server_info")
+                .filter(|v| !v.is_null())
+                .cloned();
         }
         if protocol_version.is_none() {
-            protocol_version = identity.get("protocol_version").and_then(|v| v.as_str()).map(String::from);
+            protocol_version = identity
+                .get("protocol_version")
+                .and_then(|v| v.as_str())
+                .map(String::from);
         }
     }
     record.snapshot = Some(Snapshot {

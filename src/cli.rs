@@ -20,6 +20,8 @@ pub enum Command {
     Scan(ScanArgs),
     /// Write the recommended least-privilege policy.
     Policy(PolicyArgs),
+    /// CI gate: drift against a lock file, tools a policy does not cover.
+    Check(CheckArgs),
     /// List the classification rules, or explain one.
     Rules(RulesArgs),
     /// The catalog record of a server, or of one of its tools.
@@ -228,6 +230,36 @@ pub struct ScanArgs {
     /// Use report templates from this directory (report.md.j2, report.html.j2).
     #[arg(long, value_name = "DIR")]
     pub templates: Option<String>,
+    /// Pin what every server offers now in this lock file (for `mcprisk check --lock`).
+    #[arg(long, value_name = "FILE")]
+    pub lock: Option<String>,
+}
+
+/// `mcprisk check`.
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    #[command(flatten)]
+    pub target: TargetArgs,
+    #[command(flatten)]
+    pub assess: AssessArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
+    /// Report what moved since this lock file (never written by check).
+    #[arg(long, value_name = "FILE")]
+    pub lock: Option<String>,
+    /// Report tools this policy does not cover, or covers more loosely than recommended.
+    #[arg(long, value_name = "FILE")]
+    pub policy: Option<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = CheckFormat::Table)]
+    pub format: CheckFormat,
+}
+
+/// Formats of `mcprisk check`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CheckFormat {
+    Table,
+    Json,
 }
 
 /// `mcprisk policy`.

@@ -6,6 +6,7 @@ pub mod app;
 pub mod assess;
 pub mod catalog;
 pub mod catalog_cmd;
+pub mod check_cmd;
 pub mod classify;
 pub mod cli;
 pub mod clients;

@@ -69,7 +69,10 @@ impl Lock {
         for (s, raws) in servers {
             let mut tools = BTreeMap::new();
             for t in &s.tools {
-                let Some(raw) = raws.iter().find(|r| r.get("name").and_then(Value::as_str) == Some(&t.name)) else {
+                let Some(raw) = raws
+                    .iter()
+                    .find(|r| r.get("name").and_then(Value::as_str) == Some(&t.name))
+                else {
                     continue;
                 };
                 let p = pinned(raw);
@@ -130,7 +133,9 @@ impl Lock {
     /// The 1-based line where a server (or one of its tools) is written, for SARIF locations.
     pub fn line_of(text: &str, server: &str, tool: Option<&str>) -> usize {
         let key = |k: &str| format!("{}:", serde_json::to_string(k).unwrap_or_default());
-        let Some(s_at) = text.find(&key(server)) else { return 1 };
+        let Some(s_at) = text.find(&key(server)) else {
+            return 1;
+        };
         let at = match tool.and_then(|t| text[s_at..].find(&key(t)).map(|o| s_at + o)) {
             Some(t_at) => t_at,
             None => s_at,

@@ -2,6 +2,7 @@
 
 pub mod claude_code;
 pub mod policylayer;
+pub mod read;
 pub mod recommend;
 
 pub use recommend::{recommend, Limits, Profile};

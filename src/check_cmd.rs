@@ -1,0 +1,196 @@
+//! `mcprisk check`: the CI gate. Drift against a lock file (never written here), and tools a
+//! policy does not cover or covers more loosely than recommended. Exit 1 on any, 0 on none.
+
+use crate::app::{load_and_assess, Assessed};
+use crate::cli::{CheckArgs, CheckFormat};
+use crate::drift::{compare, Change};
+use crate::error::{Error, Result};
+use crate::lock::Lock;
+use crate::model::{Action, Severity};
+use crate::output::{emit, io_err};
+use crate::policy::{claude_code, read};
+use crate::report::sanitize::one_line;
+use serde_json::json;
+
+/// Rule IDs of policy coverage problems (documented in catalog/rules.yaml).
+pub mod ids {
+    pub const NOT_COVERED: &str = "MR-P001";
+    pub const LOOSER: &str = "MR-P002";
+    pub const STALE_RULE: &str = "MR-P003";
+}
+
+/// Compares a policy with the recommendation for every assessed tool.
+pub fn policy_issues(
+    policy: &read::ReadPolicy,
+    servers: &[crate::model::ServerAssessment],
+) -> Vec<Change> {
+    let mut out = Vec::new();
+    let mut seen: Vec<String> = Vec::new();
+    let change = |rule, severity, server: &str, tool: &str, message: String| Change {
+        rule,
+        severity,
+        server: server.to_string(),
+        tool: Some(tool.to_string()),
+        message,
+    };
+    for s in servers {
+        for t in &s.tools {
+            let rec = &t.recommended;
+            let (key, found, rec_action) = match policy.kind {
+                read::Kind::PolicyLayer => (
+                    t.name.clone(),
+                    policy.rules.get(&t.name).map(|r| (r.action, r.max)),
+                    rec.action,
+                ),
+                read::Kind::ClaudeCode => {
+                    let key = claude_code::rule_name(&s.name, &t.name);
+                    let server_key = key
+                        .trim_start_matches("mcp__")
+                        .split("__")
+                        .next()
+                        .unwrap_or("")
+                        .to_string();
+                    let found = policy
+                        .rules
+                        .get(&key)
+                        .map(|r| (r.action, None))
+                        .or_else(|| policy.server_rules.get(&server_key).map(|a| (*a, None)));
+                    let mapped = match rec.action {
+                        Action::Allow => Action::Allow,
+                        Action::RateLimit | Action::Validate | Action::Approval => Action::Approval,
+                        Action::Hide | Action::Deny => Action::Deny,
+                    };
+                    (key, found, mapped)
+                }
+            };
+            seen.push(key.clone());
+            match found {
+                None => out.push(change(
+                    ids::NOT_COVERED,
+                    if t.severity >= Severity::High {
+                        Severity::High
+                    } else {
+                        Severity::Medium
+                    },
+                    &s.name,
+                    &t.name,
+                    format!(
+                        "no rule for this {} tool (recommended: {})",
+                        t.category,
+                        rec_action.as_str()
+                    ),
+                )),
+                Some((action, max)) => {
+                    let looser = read::strictness(action) < read::strictness(rec_action)
+                        || (action == Action::RateLimit
+                            && rec_action == Action::RateLimit
+                            && max
+                                .zip(rec.max_per_minute)
+                                .is_some_and(|(m, r)| m > u64::from(r)));
+                    if looser {
+                        out.push(change(
+                            ids::LOOSER,
+                            Severity::High,
+                            &s.name,
+                            &t.name,
+                            format!(
+                                "the policy says {}{} but {} {} is recommended ({})",
+                                action.as_str(),
+                                max.map(|m| format!(" {m}/min")).unwrap_or_default(),
+                                rec_action.as_str(),
+                                rec.max_per_minute
+                                    .filter(|_| rec_action == Action::RateLimit)
+                                    .map(|m| format!("{m}/min"))
+                                    .unwrap_or_default(),
+                                t.category
+                            ),
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    for key in policy.rules.keys() {
+        if !seen.contains(key) {
+            out.push(Change {
+                rule: ids::STALE_RULE,
+                severity: Severity::Low,
+                server: String::new(),
+                tool: Some(key.clone()),
+                message: "a rule for a tool no scanned server offers".into(),
+            });
+        }
+    }
+    out
+}
+
+/// Runs `check`.
+pub fn run(args: &CheckArgs) -> Result<u8> {
+    if args.lock.is_none() && args.policy.is_none() {
+        return Err(Error::new(
+            "check needs --lock FILE (drift) and/or --policy FILE (coverage)",
+        ));
+    }
+    let lock = args.lock.as_deref().map(Lock::load).transpose()?;
+    let policy = args.policy.as_deref().map(read::load).transpose()?;
+    let Assessed {
+        servers,
+        any_failed,
+        raw_tools,
+    } = load_and_assess(&args.target, &args.assess, args.output.quiet)?;
+    let mut changes = Vec::new();
+    if let Some(lock) = &lock {
+        let pairs: Vec<_> = servers.iter().cloned().zip(raw_tools).collect();
+        changes.extend(compare(lock, &pairs));
+    }
+    if let Some(p) = &policy {
+        changes.extend(policy_issues(p, &servers));
+    }
+    let out = args.output.output.as_deref();
+    match args.format {
+        CheckFormat::Json => emit(out, |w| {
+            let doc = json!({
+                "schema_version": crate::report::json::SCHEMA_VERSION,
+                "lock": args.lock,
+                "policy": args.policy,
+                "changes": changes,
+                "servers": servers.iter().map(|s| json!({"name": s.name, "grade": s.grade, "errors": s.errors})).collect::<Vec<_>>(),
+            });
+            serde_json::to_writer_pretty(&mut *w, &doc).map_err(|e| io_err(e.into()))?;
+            writeln!(w).map_err(io_err)
+        })?,
+        CheckFormat::Table => emit(out, |w| {
+            if changes.is_empty() {
+                writeln!(
+                    w,
+                    "No drift and no policy gaps: {} server(s) checked.",
+                    servers.len()
+                )
+                .map_err(io_err)?;
+            }
+            for c in &changes {
+                writeln!(
+                    w,
+                    "{} {:<8} {}{}: {}",
+                    c.rule,
+                    c.severity.as_str(),
+                    one_line(&c.server, 60),
+                    c.tool
+                        .as_deref()
+                        .map(|t| format!("/{}", one_line(t, 60)))
+                        .unwrap_or_default(),
+                    one_line(&c.message, 600)
+                )
+                .map_err(io_err)?;
+            }
+            Ok(())
+        })?,
+    }
+    Ok(if any_failed {
+        2
+    } else if changes.is_empty() {
+        0
+    } else {
+        1
+    })
+}
