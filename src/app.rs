@@ -69,10 +69,64 @@ pub fn run(cli: crate::cli::Cli) -> Result<u8> {
                 any_failed,
                 ..
             } = load_and_assess(&args.target, &args.assess, args.output.quiet)?;
-            let doc = match args.flavor {
+            let fresh = match args.flavor {
                 Flavor::Policylayer => policylayer::policy(&servers),
                 Flavor::ClaudeCode => claude_code::settings(&servers),
             };
+            let path = args.output.output.as_deref().filter(|p| *p != "-");
+            if args.check && path.is_none() {
+                return Err(Error::new(
+                    "policy --check compares with the file given by -o FILE",
+                ));
+            }
+            let existing = match path {
+                Some(p) if std::path::Path::new(p).exists() => Some(crate::policy::read::load(p)?),
+                _ => None,
+            };
+            let doc = match &existing {
+                Some(old) if !args.reset => {
+                    let (doc, notes) = crate::policy::merge::merge(&fresh, old, &servers);
+                    if !args.output.quiet {
+                        for k in &notes.looser {
+                            eprintln!(
+                                "mcprisk: hand-edited rule looser than recommended: {}",
+                                sanitize::one_line(k, 300)
+                            );
+                        }
+                        if !notes.kept.is_empty() {
+                            eprintln!(
+                                "mcprisk: kept {} hand-edited rule(s); --reset replaces them",
+                                notes.kept.len()
+                            );
+                        }
+                        for d in &notes.dropped {
+                            eprintln!(
+                                "mcprisk: dropped the rule for {}, which no scanned server offers",
+                                sanitize::one_line(d, 200)
+                            );
+                        }
+                    }
+                    doc
+                }
+                _ => fresh,
+            };
+            if args.check {
+                let same = existing.as_ref().is_some_and(|old| old.doc == doc);
+                if !args.output.quiet {
+                    if same {
+                        eprintln!("mcprisk: {} is up to date", path.unwrap_or_default());
+                    } else {
+                        eprintln!("mcprisk: {} differs from the policy that would be written; run mcprisk policy without --check", path.unwrap_or_default());
+                    }
+                }
+                return Ok(if any_failed {
+                    2
+                } else if same {
+                    0
+                } else {
+                    1
+                });
+            }
             emit(args.output.output.as_deref(), |out| {
                 serde_json::to_writer_pretty(&mut *out, &doc).map_err(|e| io_err(e.into()))?;
                 writeln!(out).map_err(io_err)

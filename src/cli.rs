@@ -274,6 +274,12 @@ pub struct PolicyArgs {
     /// Policy format.
     #[arg(long, visible_alias = "format", value_enum, default_value_t = Flavor::Policylayer)]
     pub flavor: Flavor,
+    /// Compare with the file at -o instead of writing it; exit 1 when they differ.
+    #[arg(long)]
+    pub check: bool,
+    /// Overwrite hand-edited rules in the file at -o with the recommendation.
+    #[arg(long)]
+    pub reset: bool,
     /// Exit 1 when a tool or finding is at or above this severity.
     #[arg(long, value_name = "SEVERITY", value_parser = parse_severity)]
     pub fail_on: Option<Severity>,

@@ -194,3 +194,87 @@ fn check_needs_something_to_check_against() {
         .code(2)
         .stderr(predicates::str::contains("--lock"));
 }
+
+fn policy_cmd(s: &Setup, extra: &[&str]) -> std::process::Output {
+    mcprisk()
+        .args(["policy", "--yes", "--config"])
+        .arg(&s.cfg)
+        .arg("-o")
+        .arg(&s.policy)
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn policy_keeps_hand_edits_and_check_compares_without_writing() {
+    let s = setup();
+    assert!(policy_cmd(&s, &[]).status.success());
+    assert_eq!(policy_cmd(&s, &["--check"]).status.code(), Some(0));
+    // A person allows a destructive tool by hand.
+    let mut p: Value = serde_json::from_str(&std::fs::read_to_string(&s.policy).unwrap()).unwrap();
+    p["hide"]
+        .as_array_mut()
+        .unwrap()
+        .retain(|h| h != "delete_entities");
+    p["tools"]["delete_entities"] = json!({});
+    std::fs::write(&s.policy, serde_json::to_string_pretty(&p).unwrap()).unwrap();
+    let out = policy_cmd(&s, &[]);
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("looser than recommended") && err.contains("delete_entities"),
+        "{err}"
+    );
+    let kept: Value = serde_json::from_str(&std::fs::read_to_string(&s.policy).unwrap()).unwrap();
+    assert_eq!(
+        kept["tools"]["delete_entities"],
+        json!({}),
+        "the hand edit is kept"
+    );
+    assert_eq!(policy_cmd(&s, &["--check"]).status.code(), Some(0));
+    // The server changes: the file on disk is no longer what would be written.
+    std::fs::write(&s.tools, tools_v2().to_string()).unwrap();
+    let before = std::fs::read_to_string(&s.policy).unwrap();
+    assert_eq!(policy_cmd(&s, &["--check"]).status.code(), Some(1));
+    assert_eq!(
+        std::fs::read_to_string(&s.policy).unwrap(),
+        before,
+        "--check never writes"
+    );
+    // --reset puts the recommendation back.
+    assert!(policy_cmd(&s, &["--reset"]).status.success());
+    let reset: Value = serde_json::from_str(&std::fs::read_to_string(&s.policy).unwrap()).unwrap();
+    assert!(reset["hide"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|h| h == "delete_entities"));
+    assert!(
+        reset["tools"].get("list_stations").is_none(),
+        "rules of removed tools are dropped"
+    );
+}
+
+#[test]
+fn claude_code_merge_keeps_other_permissions() {
+    let s = setup();
+    std::fs::write(
+        &s.policy,
+        json!({"permissions": {"allow": ["Bash(ls:*)", "mcp__other__x"], "ask": [], "deny": []}, "model": "x"}).to_string(),
+    )
+    .unwrap();
+    assert!(policy_cmd(&s, &["--flavor", "claude-code"])
+        .status
+        .success());
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&s.policy).unwrap()).unwrap();
+    let allow = doc["permissions"]["allow"].as_array().unwrap();
+    assert!(allow.iter().any(|v| v == "Bash(ls:*)") && allow.iter().any(|v| v == "mcp__other__x"));
+    assert!(allow.iter().any(|v| v == "mcp__weather__get_weather"));
+    assert_eq!(doc["model"], "x");
+    assert!(doc["permissions"]["deny"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|v| v == "mcp__memory__delete_entities"));
+}

@@ -1,6 +1,7 @@
 //! Policies: the recommended rule per tool, and one module per output flavour.
 
 pub mod claude_code;
+pub mod merge;
 pub mod policylayer;
 pub mod read;
 pub mod recommend;

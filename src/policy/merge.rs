@@ -1,0 +1,191 @@
+//! Merging a freshly recommended policy into the file on disk: a rule a person changed by hand
+//! is kept (and reported when looser than recommended), rules for tools that are gone are
+//! dropped, and everything the file holds that mcprisk does not manage is left alone.
+//!
+//! A rule that differs from the recommendation is taken to be a hand edit: the file carries
+//! no other record of who wrote what.
+
+use super::read::{strictness, Kind, ReadPolicy};
+use crate::model::ServerAssessment;
+use serde_json::{json, Value};
+
+/// What merging kept and dropped, for the user.
+#[derive(Debug, Default)]
+pub struct MergeNotes {
+    pub kept: Vec<String>,
+    pub looser: Vec<String>,
+    pub dropped: Vec<String>,
+}
+
+/// Merges a new PolicyLayer policy into the existing one.
+pub fn policylayer(new: &Value, old: &ReadPolicy) -> (Value, MergeNotes) {
+    let mut notes = MergeNotes::default();
+    let mut doc = old.doc.clone();
+    let new_tools = new["tools"].as_object().cloned().unwrap_or_default();
+    let new_hide: Vec<String> = new["hide"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|v| v.as_str().map(String::from))
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut tools = serde_json::Map::new();
+    let mut hide: Vec<String> = Vec::new();
+    let recommended = |name: &str| -> Option<(crate::model::Action, Option<&Value>)> {
+        if new_hide.iter().any(|h| h == name) {
+            Some((crate::model::Action::Hide, None))
+        } else {
+            new_tools.get(name).map(|r| {
+                let read = super::read::parse(json!({"tools": {name: r}}), "new").ok();
+                let action = read
+                    .and_then(|p| p.rules.get(name).map(|x| x.action))
+                    .unwrap_or(crate::model::Action::Allow);
+                (action, Some(r))
+            })
+        }
+    };
+    let mut names: Vec<String> = new_tools
+        .keys()
+        .cloned()
+        .chain(new_hide.iter().cloned())
+        .collect();
+    names.sort();
+    names.dedup();
+    for name in &names {
+        let Some((rec_action, rec_rule)) = recommended(name) else {
+            continue;
+        };
+        match old.rules.get(name) {
+            Some(existing) => {
+                let same = match (&existing.raw, rec_rule) {
+                    (Some(a), Some(b)) => a == b,
+                    (None, None) => existing.action == rec_action,
+                    _ => false,
+                };
+                if !same {
+                    notes.kept.push(name.clone());
+                    if strictness(existing.action) < strictness(rec_action) {
+                        notes.looser.push(format!(
+                            "{name}: {} kept, {} recommended",
+                            existing.action.as_str(),
+                            rec_action.as_str()
+                        ));
+                    }
+                }
+                match &existing.raw {
+                    Some(raw) => {
+                        tools.insert(name.clone(), raw.clone());
+                    }
+                    None => hide.push(name.clone()),
+                }
+            }
+            None => match rec_rule {
+                Some(r) => {
+                    tools.insert(name.clone(), r.clone());
+                }
+                None => hide.push(name.clone()),
+            },
+        }
+    }
+    for name in old.rules.keys() {
+        if !names.contains(name) {
+            notes.dropped.push(name.clone());
+        }
+    }
+    hide.sort();
+    if let Value::Object(m) = &mut doc {
+        m.insert("tools".into(), Value::Object(tools));
+        if hide.is_empty() {
+            m.remove("hide");
+        } else {
+            m.insert("hide".into(), json!(hide));
+        }
+        m.entry("version").or_insert(json!("1"));
+        m.entry("default").or_insert(json!("deny"));
+    }
+    (doc, notes)
+}
+
+/// Merges new Claude Code permissions into existing settings: entries that are not about the
+/// scanned servers' tools (other MCP servers, Bash rules...) are kept as they are.
+pub fn claude_code(
+    new: &Value,
+    old: &ReadPolicy,
+    servers: &[ServerAssessment],
+) -> (Value, MergeNotes) {
+    let mut notes = MergeNotes::default();
+    let mut doc = old.doc.clone();
+    let ours: Vec<String> = servers
+        .iter()
+        .flat_map(|s| {
+            s.tools
+                .iter()
+                .map(|t| super::claude_code::rule_name(&s.name, &t.name))
+        })
+        .collect();
+    let prefixes: Vec<String> = servers
+        .iter()
+        .map(|s| super::claude_code::rule_name(&s.name, ""))
+        .collect();
+    let lists = ["allow", "ask", "deny"];
+    let mut out: Vec<Vec<String>> = vec![Vec::new(); 3];
+    for (i, list) in lists.iter().enumerate() {
+        for v in old.doc["permissions"][list]
+            .as_array()
+            .into_iter()
+            .flatten()
+        {
+            let Some(s) = v.as_str() else { continue };
+            let managed = prefixes.iter().any(|p| s.starts_with(p.as_str()));
+            if !managed {
+                out[i].push(s.to_string());
+            } else if !ours.iter().any(|o| o == s) {
+                notes.dropped.push(s.to_string());
+            }
+        }
+    }
+    for (i, list) in lists.iter().enumerate() {
+        for v in new["permissions"][list].as_array().into_iter().flatten() {
+            let Some(name) = v.as_str() else { continue };
+            match old.rules.get(name) {
+                Some(existing) => {
+                    let j = match existing.action {
+                        crate::model::Action::Allow => 0,
+                        crate::model::Action::Deny | crate::model::Action::Hide => 2,
+                        _ => 1,
+                    };
+                    if j != i {
+                        notes.kept.push(name.to_string());
+                        if j < i {
+                            notes
+                                .looser
+                                .push(format!("{name}: {} kept, {} recommended", lists[j], list));
+                        }
+                    }
+                    out[j].push(name.to_string());
+                }
+                None => out[i].push(name.to_string()),
+            }
+        }
+    }
+    for v in &mut out {
+        v.sort();
+        v.dedup();
+    }
+    if !doc.is_object() {
+        doc = json!({});
+    }
+    doc["permissions"]["allow"] = json!(out[0]);
+    doc["permissions"]["ask"] = json!(out[1]);
+    doc["permissions"]["deny"] = json!(out[2]);
+    (doc, notes)
+}
+
+/// Merges by the existing file's flavour.
+pub fn merge(new: &Value, old: &ReadPolicy, servers: &[ServerAssessment]) -> (Value, MergeNotes) {
+    match old.kind {
+        Kind::PolicyLayer => policylayer(new, old),
+        Kind::ClaudeCode => claude_code(new, old, servers),
+    }
+}
