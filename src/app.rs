@@ -61,7 +61,10 @@ pub fn run(cli: crate::cli::Cli) -> Result<u8> {
                 }
             }
             note_written(&args.output);
-            Ok(exit_for(&servers, args.fail_on, any_failed))
+            let fail_on = args
+                .fail_on
+                .or(settings(&args.assess)?.project.fail_on_value());
+            Ok(exit_for(&servers, fail_on, any_failed))
         }
         Command::Policy(args) => {
             let Assessed {
@@ -154,15 +157,61 @@ fn load_rules(path: Option<&str>) -> Result<RuleFile> {
     }
 }
 
-fn settings(args: &AssessArgs) -> Result<Settings> {
+/// The effective settings: flags first, then the repository's settings file, then defaults.
+pub fn settings(args: &AssessArgs) -> Result<Settings> {
+    let project = crate::project::ProjectSettings::load(args.settings.as_deref())?;
+    let today = crate::catalog_cmd::today();
     let mut limits = Limits::default();
+    for (cat, n) in &project.limits {
+        limits
+            .set(&format!("{cat}={n}"))
+            .map_err(|e| Error::new(format!("{}: limits: {e}", project.path)))?;
+    }
     for spec in &args.limits {
         limits.set(spec).map_err(Error::new)?;
     }
     Ok(Settings {
-        profile: args.profile,
+        profile: args.profile.or(project.profile_value()).unwrap_or_default(),
         limits,
+        project,
+        today,
     })
+}
+
+/// Keys of what a saved run reported: (rule, server, tool, message).
+pub fn baseline_keys(
+    path: &str,
+) -> Result<std::collections::HashSet<(String, String, String, String)>> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Error::new(format!("{path}: cannot read the baseline: {e}")))?;
+    let doc: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|e| Error::new(format!("{path}: not a saved mcprisk JSON run: {e}")))?;
+    if doc.get("schema_version").is_none() {
+        return Err(Error::new(format!(
+            "{path}: not a saved mcprisk JSON run (no schema_version)"
+        )));
+    }
+    let s = |v: &serde_json::Value| v.as_str().unwrap_or_default().to_string();
+    let mut keys = std::collections::HashSet::new();
+    for server in doc["servers"].as_array().into_iter().flatten() {
+        for f in server["findings"].as_array().into_iter().flatten() {
+            keys.insert((
+                s(&f["rule"]),
+                s(&server["name"]),
+                s(&f["tool"]),
+                s(&f["message"]),
+            ));
+        }
+    }
+    for c in doc["changes"].as_array().into_iter().flatten() {
+        keys.insert((
+            s(&c["rule"]),
+            s(&c["server"]),
+            s(&c["tool"]),
+            s(&c["message"]),
+        ));
+    }
+    Ok(keys)
 }
 
 /// The outcome of assessing every target: the assessments, and whether any server failed.
@@ -220,6 +269,15 @@ pub fn assess_targets(
     let default_fetch = FetchSettings::default();
     let fetch = fetch.unwrap_or(&default_fetch);
     let settings = settings(args)?;
+    for ig in settings.project.expired(&settings.today) {
+        eprintln!(
+            "mcprisk: {}: the ignore of {} expired on {} and no longer suppresses ({})",
+            settings.project.path,
+            ig.rule,
+            ig.expires.as_deref().unwrap_or(""),
+            sanitize::one_line(&ig.reason, 200)
+        );
+    }
     let engine = Engine::new(load_rules(args.rules.as_deref())?);
     if !(fetch.timeout.is_finite() && fetch.timeout > 0.0 && fetch.timeout <= 86_400.0) {
         return Err(Error::new(
@@ -325,6 +383,20 @@ pub fn assess_targets(
                 raw_tools.push(Vec::new());
                 servers.push(failed(&engine, ctx, e));
             }
+        }
+    }
+    if let Some(path) = &args.baseline {
+        let known = baseline_keys(path)?;
+        for server in &mut servers {
+            let name = server.name.clone();
+            server.findings.retain(|f| {
+                !known.contains(&(
+                    f.rule.clone(),
+                    name.clone(),
+                    f.tool.clone().unwrap_or_default(),
+                    f.message.clone(),
+                ))
+            });
         }
     }
     Ok(Assessed {

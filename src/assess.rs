@@ -9,10 +9,14 @@ use crate::toollist::ToolList;
 use serde_json::json;
 
 /// How recommendations are made.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct Settings {
     pub profile: Profile,
     pub limits: Limits,
+    /// The repository's ignores (findings they match are dropped before grading).
+    pub project: crate::project::ProjectSettings,
+    /// Today, for ignores that expire.
+    pub today: String,
 }
 
 /// What is known of a server besides its tools.
@@ -143,6 +147,9 @@ pub fn assess_in(
             }],
         ),
     };
+    let all_findings = settings
+        .project
+        .filter_findings(&ctx.name, all_findings, &settings.today);
     let g = grade(rules, &tools, &all_findings, &list.errors, &posture_reasons);
     ServerAssessment {
         name: ctx.name,

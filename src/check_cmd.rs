@@ -146,6 +146,23 @@ pub fn run(args: &CheckArgs) -> Result<u8> {
     if let Some(p) = &policy {
         changes.extend(policy_issues(p, &servers));
     }
+    let settings = crate::app::settings(&args.assess)?;
+    changes.retain(|c| {
+        !settings
+            .project
+            .suppresses(c.rule, &c.server, c.tool.as_deref(), &settings.today)
+    });
+    if let Some(path) = &args.assess.baseline {
+        let known = crate::app::baseline_keys(path)?;
+        changes.retain(|c| {
+            !known.contains(&(
+                c.rule.to_string(),
+                c.server.clone(),
+                c.tool.clone().unwrap_or_default(),
+                c.message.clone(),
+            ))
+        });
+    }
     let out = args.output.output.as_deref();
     match args.format {
         CheckFormat::Json => emit(out, |w| {

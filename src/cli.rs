@@ -190,9 +190,15 @@ pub struct AssessArgs {
     /// Use this rules file instead of the built-in catalog/rules.yaml.
     #[arg(long, value_name = "FILE")]
     pub rules: Option<String>,
-    /// How strict the recommended rules are.
-    #[arg(long, value_enum, default_value_t = Profile::Balanced)]
-    pub profile: Profile,
+    /// How strict the recommended rules are (default: the settings file's, else balanced).
+    #[arg(long, value_enum)]
+    pub profile: Option<Profile>,
+    /// Repository settings: ignores, thresholds, profile (default: ./.mcprisk.yaml if present).
+    #[arg(long, value_name = "FILE")]
+    pub settings: Option<String>,
+    /// Report only what is new since this saved run (a scan or check --format json output).
+    #[arg(long, value_name = "FILE")]
+    pub baseline: Option<String>,
     /// Calls per minute for a rate-limited category, e.g. --limit write=20 --limit execute=5.
     #[arg(long = "limit", value_name = "CATEGORY=N")]
     pub limits: Vec<String>,

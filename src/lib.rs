@@ -20,6 +20,7 @@ pub mod model;
 pub mod output;
 pub mod policy;
 pub mod posture;
+pub mod project;
 pub mod report;
 pub mod rules_cmd;
 pub mod runner;

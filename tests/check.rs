@@ -6,6 +6,7 @@ mod common;
 
 use assert_cmd::Command;
 use common::node_bin;
+use predicates::prelude::PredicateBooleanExt;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 
@@ -277,4 +278,77 @@ fn claude_code_merge_keeps_other_permissions() {
         .unwrap()
         .iter()
         .any(|v| v == "mcp__memory__delete_entities"));
+}
+
+#[test]
+fn settings_file_ignores_with_reasons_and_expiry_and_baselines_hide_known_results() {
+    let s = setup();
+    mcprisk()
+        .args(["scan", "--yes", "--format", "json", "--config"])
+        .arg(&s.cfg)
+        .arg("--lock")
+        .arg(&s.lock)
+        .assert()
+        .success();
+    std::fs::write(&s.tools, tools_v2().to_string()).unwrap();
+    let dir = s.cfg.parent().unwrap();
+    let settings = dir.join("mcprisk-settings.yaml");
+    std::fs::write(
+        &settings,
+        "ignore:\n  - rule: MR-D002\n    server: weather\n    reason: stations moved to another server\n  - rule: MR-D001\n    tool: run_command\n    reason: old exception\n    expires: 2020-01-01\n",
+    )
+    .unwrap();
+    let out = mcprisk()
+        .args(["check", "--yes", "--format", "json", "--config"])
+        .arg(&s.cfg)
+        .args([
+            "--lock",
+            s.lock.to_str().unwrap(),
+            "--settings",
+            settings.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let got = rules_of(&doc);
+    assert!(
+        !got.iter().any(|(r, _)| r == "MR-D002"),
+        "suppressed: {got:?}"
+    );
+    assert!(
+        got.contains(&("MR-D001".into(), "run_command".into())),
+        "an expired ignore does not suppress"
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("expired on 2020-01-01"));
+    // A baseline of this run reports nothing new next time.
+    let base = dir.join("baseline.json");
+    std::fs::write(&base, &out.stdout).unwrap();
+    let (code, doc) = check(
+        &s,
+        &[
+            "--lock",
+            s.lock.to_str().unwrap(),
+            "--baseline",
+            base.to_str().unwrap(),
+        ],
+    );
+    let left = rules_of(&doc);
+    assert!(
+        left.iter().all(|(r, _)| r == "MR-D002"),
+        "only what the baseline run had suppressed: {left:?}"
+    );
+    assert_eq!(code, Some(1));
+    // Unknown keys in the settings file are errors with file and line.
+    std::fs::write(&settings, "profile: strict\nignores: []\n").unwrap();
+    mcprisk()
+        .args([
+            "scan",
+            "--tools",
+            "tests/data/labels/tools/mcp-server-time.json",
+            "--settings",
+        ])
+        .arg(&settings)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("ignores").and(predicates::str::contains("line")));
 }
