@@ -63,6 +63,7 @@ pub fn failed(engine: &Engine, ctx: Context, error: String) -> ServerAssessment 
     }];
     reasons.extend(posture.grade);
     ServerAssessment {
+        origin: None,
         name: ctx.name,
         source: ctx.source,
         grade: 'F',
@@ -145,6 +146,7 @@ pub fn assess_in(
     };
     let g = grade(rules, &tools, &all_findings, &list.errors, &posture_reasons);
     ServerAssessment {
+        origin: None,
         name: ctx.name,
         source: ctx.source,
         grade: g.letter,
