@@ -473,3 +473,43 @@ fn man_page_is_roff() {
     assert!(text.contains("mcprisk"));
     assert!(text.contains("scan"));
 }
+
+fn yaml(path: &str) -> Value {
+    serde_saphyr::from_str(&std::fs::read_to_string(path).unwrap())
+        .unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+#[test]
+fn action_workflow_and_hooks_are_well_formed() {
+    let action = yaml("action.yml");
+    assert_eq!(action["runs"]["using"], "composite");
+    for input in ["config", "fail-on", "sarif-file", "upload"] {
+        assert!(
+            action["inputs"][input]["description"].is_string(),
+            "{input}"
+        );
+    }
+    let steps = action["runs"]["steps"].as_array().unwrap();
+    assert!(steps.iter().any(|s| s["uses"]
+        .as_str()
+        .is_some_and(|u| u.starts_with("github/codeql-action/upload-sarif@"))));
+    // Inputs reach scripts through env only (no `${{ inputs.* }}` spliced into a script).
+    for s in steps {
+        if let Some(run) = s["run"].as_str() {
+            assert!(!run.contains("${{"), "expression in a script: {run}");
+        }
+    }
+    let scan = steps.iter().find(|s| s["id"] == "scan").unwrap();
+    assert!(scan["run"].as_str().unwrap().contains("--format sarif"));
+
+    let workflow = yaml("examples/github-workflow.yml");
+    assert_eq!(workflow["permissions"]["security-events"], "write");
+    assert!(!workflow["jobs"].as_object().unwrap().is_empty());
+
+    let hooks = yaml(".pre-commit-hooks.yaml");
+    let hooks = hooks.as_array().unwrap();
+    let check = hooks.iter().find(|h| h["id"] == "mcprisk-check").unwrap();
+    assert_eq!(check["entry"], "mcprisk check");
+    assert_eq!(check["language"], "rust");
+    assert_eq!(check["pass_filenames"], false);
+}
