@@ -59,6 +59,13 @@ pub fn run(cli: crate::cli::Cli) -> Result<u8> {
                         templates::render(&env, name, &report, out)
                     })?
                 }
+                Format::Sarif | Format::Github | Format::Junit => write_ci(
+                    args.format,
+                    &report,
+                    args.assess.rules.as_deref(),
+                    args.fail_on,
+                    args.output.output.as_deref(),
+                )?,
             }
             note_written(&args.output);
             let fail_on = args
@@ -140,6 +147,21 @@ pub fn run(cli: crate::cli::Cli) -> Result<u8> {
         Command::Check(args) => crate::check_cmd::run(&args),
         Command::Lookup(args) => crate::lookup_cmd::run(&args),
         Command::Catalog(cmd) => crate::catalog_cmd::run(cmd),
+        Command::Completions(args) => {
+            emit(None, |out| {
+                let mut cmd = <crate::cli::Cli as clap::CommandFactory>::command();
+                clap_complete::generate(args.shell, &mut cmd, "mcprisk", out);
+                Ok(())
+            })?;
+            Ok(0)
+        }
+        Command::Man => {
+            emit(None, |out| {
+                let cmd = <crate::cli::Cli as clap::CommandFactory>::command();
+                clap_mangen::Man::new(cmd).render(out).map_err(io_err)
+            })?;
+            Ok(0)
+        }
         Command::Rules(args) => {
             let rules = load_rules(args.rules.as_deref())?;
             emit(None, |out| {
@@ -148,6 +170,27 @@ pub fn run(cli: crate::cli::Cli) -> Result<u8> {
             Ok(0)
         }
     }
+}
+
+/// Writes a CI format (SARIF, GitHub annotations, JUnit) of `report`; rule docs come from the
+/// rules file in use.
+pub fn write_ci(
+    format: Format,
+    report: &Report,
+    rules_path: Option<&str>,
+    fail_on: Option<Severity>,
+    output: Option<&str>,
+) -> Result<()> {
+    let rules = load_rules(rules_path)?;
+    let opts = report::ci::CiOptions { fail_on };
+    emit(output, |out| {
+        match format {
+            Format::Sarif => report::sarif::write(report, &rules, &opts, out),
+            Format::Github => report::github::write(report, &rules, &opts, out),
+            _ => report::junit::write(report, &rules, &opts, out),
+        }
+        .map_err(io_err)
+    })
 }
 
 fn load_rules(path: Option<&str>) -> Result<RuleFile> {
@@ -365,6 +408,7 @@ pub fn assess_targets(
                 _ => Vec::new(),
             },
         };
+        let origin = origin_of(&f.target);
         match f.list {
             Ok(list) => {
                 raw_tools.push(list.tools.iter().map(|t| t.raw.clone()).collect());
@@ -383,6 +427,9 @@ pub fn assess_targets(
                 raw_tools.push(Vec::new());
                 servers.push(failed(&engine, ctx, e));
             }
+        }
+        if let Some(s) = servers.last_mut() {
+            s.origin = origin;
         }
     }
     if let Some(path) = &args.baseline {
@@ -404,6 +451,21 @@ pub fn assess_targets(
         any_failed,
         raw_tools,
     })
+}
+
+/// Where a target was declared: its config file line, or the tool list file it is read from.
+pub fn origin_of(t: &Target) -> Option<crate::model::Origin> {
+    match (&t.entry, &t.source) {
+        (Some(e), _) => Some(crate::model::Origin {
+            file: e.file.display().to_string(),
+            line: Some(e.line),
+        }),
+        (None, Source::ToolsFile(p)) if p != "-" => Some(crate::model::Origin {
+            file: p.clone(),
+            line: None,
+        }),
+        _ => None,
+    }
 }
 
 /// Every target on the command line, in order: tool lists, stdio commands, URLs, configs.

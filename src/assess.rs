@@ -67,6 +67,7 @@ pub fn failed(engine: &Engine, ctx: Context, error: String) -> ServerAssessment 
     }];
     reasons.extend(posture.grade);
     ServerAssessment {
+        origin: None,
         name: ctx.name,
         source: ctx.source,
         grade: 'F',
@@ -152,6 +153,7 @@ pub fn assess_in(
         .filter_findings(&ctx.name, all_findings, &settings.today);
     let g = grade(rules, &tools, &all_findings, &list.errors, &posture_reasons);
     ServerAssessment {
+        origin: None,
         name: ctx.name,
         source: ctx.source,
         grade: g.letter,

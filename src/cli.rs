@@ -29,6 +29,18 @@ pub enum Command {
     /// Work with the catalog: list, search, show, lint, add, import-registry.
     #[command(subcommand)]
     Catalog(CatalogCommand),
+    /// Print a shell completion script (bash, zsh, fish, powershell, elvish).
+    Completions(CompletionsArgs),
+    /// Print the manual page (roff) to standard output.
+    Man,
+}
+
+/// `mcprisk completions SHELL`.
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell to complete for.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
 }
 
 /// `mcprisk lookup NAME [TOOL]`.

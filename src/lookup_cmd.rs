@@ -95,6 +95,13 @@ fn server_view(
             };
             emit(out, |w| templates::render(&env, name, &report, w))?
         }
+        Format::Sarif | Format::Github | Format::Junit => app::write_ci(
+            args.format,
+            &report,
+            args.assess.rules.as_deref(),
+            None,
+            out,
+        )?,
         Format::Table => emit(out, |w| {
             write_identity(w, record).map_err(io_err)?;
             let color = app::use_color(args.output.color, out.is_some());
@@ -222,6 +229,11 @@ fn tool_view(
                 templates::TOOL_HTML_NAME
             };
             emit(out, |w| templates::render_value(&env, name, &doc, w))?
+        }
+        Format::Sarif | Format::Github | Format::Junit => {
+            return Err(Error::new(
+                "lookup NAME TOOL prints one tool as table, json, md or html; CI formats (sarif, github, junit) take the whole server: drop TOOL",
+            ))
         }
         Format::Table => emit(out, |w| {
             let name = one_line(&t.name, 80);

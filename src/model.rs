@@ -251,11 +251,25 @@ pub struct InputError {
     pub message: String,
 }
 
+/// Where a server was declared: the config file and line, or the saved tool list it was read
+/// from (no line). Reports use it to point CI annotations at a file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Origin {
+    /// The path as it was given or discovered.
+    pub file: String,
+    /// 1-based line of the declaration, when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<usize>,
+}
+
 /// The assessment of one server.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ServerAssessment {
     pub name: String,
     pub source: String,
+    /// Where the server was declared (a config file line or a tool list file), when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub origin: Option<Origin>,
     pub grade: char,
     pub score: u32,
     pub grade_reasons: Vec<GradeReason>,

@@ -1,7 +1,11 @@
 //! Output formats: one small emitter per format, each writing to `&mut dyn Write`.
 
+pub mod ci;
+pub mod github;
 pub mod json;
+pub mod junit;
 pub mod sanitize;
+pub mod sarif;
 pub mod table;
 pub mod templates;
 
@@ -15,6 +19,12 @@ pub enum Format {
     Json,
     Md,
     Html,
+    /// SARIF 2.1.0 (GitHub code scanning).
+    Sarif,
+    /// GitHub Actions workflow annotations.
+    Github,
+    /// JUnit XML.
+    Junit,
 }
 
 /// Everything a report shows.
