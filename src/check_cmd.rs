@@ -164,7 +164,29 @@ pub fn run(args: &CheckArgs) -> Result<u8> {
         });
     }
     let out = args.output.output.as_deref();
+    let ci = match args.format {
+        CheckFormat::Sarif => Some(crate::report::Format::Sarif),
+        CheckFormat::Github => Some(crate::report::Format::Github),
+        CheckFormat::Junit => Some(crate::report::Format::Junit),
+        _ => None,
+    };
+    if let Some(format) = ci {
+        let report_servers = as_findings(&changes, &servers, args);
+        let policy = serde_json::Value::Null;
+        let report = crate::report::Report {
+            servers: &report_servers,
+            policy: &policy,
+        };
+        crate::app::write_ci(
+            format,
+            &report,
+            args.assess.rules.as_deref(),
+            Some(Severity::Low),
+            out,
+        )?;
+    }
     match args.format {
+        CheckFormat::Sarif | CheckFormat::Github | CheckFormat::Junit => {}
         CheckFormat::Json => emit(out, |w| {
             let doc = json!({
                 "schema_version": crate::report::json::SCHEMA_VERSION,
@@ -210,4 +232,77 @@ pub fn run(args: &CheckArgs) -> Result<u8> {
     } else {
         1
     })
+}
+
+/// The changes as findings of their servers (no tools: check reports what moved, not what is),
+/// located at the lock file line of the server, or at the policy file.
+fn as_findings(
+    changes: &[Change],
+    servers: &[crate::model::ServerAssessment],
+    args: &CheckArgs,
+) -> Vec<crate::model::ServerAssessment> {
+    let lock_text = args
+        .lock
+        .as_deref()
+        .and_then(|p| std::fs::read_to_string(p).ok())
+        .unwrap_or_default();
+    let mut out: Vec<crate::model::ServerAssessment> = Vec::new();
+    let mut names: Vec<String> = servers.iter().map(|s| s.name.clone()).collect();
+    for c in changes {
+        let name = if c.server.is_empty() {
+            "(policy)".to_string()
+        } else {
+            c.server.clone()
+        };
+        if !names.contains(&name) {
+            names.push(name.clone());
+        }
+    }
+    for name in names {
+        let mine: Vec<crate::model::Finding> = changes
+            .iter()
+            .filter(|c| {
+                (if c.server.is_empty() {
+                    "(policy)"
+                } else {
+                    c.server.as_str()
+                }) == name
+            })
+            .map(|c| crate::model::Finding {
+                rule: c.rule.to_string(),
+                severity: c.severity,
+                tool: c.tool.clone(),
+                message: c.message.clone(),
+            })
+            .collect();
+        let base = servers.iter().find(|s| s.name == name);
+        let drift = mine.iter().any(|f| f.rule.starts_with("MR-D"));
+        let origin = match (&args.lock, &args.policy) {
+            (Some(lock), _) if drift => Some(crate::model::Origin {
+                file: lock.clone(),
+                line: Some(Lock::line_of(&lock_text, &name, None)),
+            }),
+            (_, Some(policy)) => Some(crate::model::Origin {
+                file: policy.clone(),
+                line: Some(1),
+            }),
+            _ => base.and_then(|b| b.origin.clone()),
+        };
+        out.push(crate::model::ServerAssessment {
+            name: name.clone(),
+            source: base
+                .map(|b| b.source.clone())
+                .unwrap_or_else(|| "policy".into()),
+            grade: base.map(|b| b.grade).unwrap_or('-'),
+            score: base.map(|b| b.score).unwrap_or(0),
+            grade_reasons: Vec::new(),
+            identity: serde_json::Value::Null,
+            auth: serde_json::Value::Null,
+            tools: Vec::new(),
+            findings: mine,
+            errors: base.map(|b| b.errors.clone()).unwrap_or_default(),
+            origin,
+        });
+    }
+    out
 }

@@ -278,6 +278,12 @@ pub struct CheckArgs {
 pub enum CheckFormat {
     Table,
     Json,
+    /// SARIF 2.1.0, located at the lock or policy file.
+    Sarif,
+    /// GitHub workflow annotations.
+    Github,
+    /// JUnit XML.
+    Junit,
 }
 
 /// `mcprisk policy`.
