@@ -358,4 +358,70 @@ mod tests {
         assert_eq!(p.rules["mcp__s__rm"].action, Action::Deny);
         assert_eq!(p.server_rules["t"], Action::Allow);
     }
+
+    #[test]
+    fn reads_intercept_rules() {
+        let p = parse(
+            json!({"version": "1", "default": "deny", "hide": ["rm"], "tools": {
+                "get": {"rules": []},
+                "w": {"rules": [{"name": "r", "rate_limit": "120/hour"}]},
+                "api": {"rules": [
+                    {"name": "m", "conditions": [{"path": "args.method", "op": "in", "value": ["GET"]}]},
+                    {"name": "r", "rate_limit": "10/minute"}]},
+                "pay": {"rules": [{"name": "a", "action": "deny", "on_deny": "no"}]},
+                "*": {"rules": [{"name": "g", "rate_limit": "60/minute"}]}}}),
+            "p.yaml",
+        )
+        .unwrap();
+        assert_eq!(p.kind, Kind::Intercept);
+        assert_eq!(p.rules["get"].action, Action::Allow);
+        assert_eq!(p.rules["w"].action, Action::RateLimit);
+        assert_eq!(p.rules["w"].max, Some(2));
+        assert_eq!(p.rules["api"].action, Action::Validate);
+        assert_eq!(p.rules["api"].max, Some(10));
+        assert_eq!(p.rules["pay"].action, Action::Deny);
+        assert_eq!(p.rules["rm"].action, Action::Hide);
+        assert!(!p.rules.contains_key("*"), "wildcard rules name no tool");
+    }
+
+    #[test]
+    fn reads_intercept_yaml_and_agentgateway_from_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("p.yaml");
+        std::fs::write(&file, "version: \"1\"\ndefault: deny\ntools: {}\n").unwrap();
+        let p = load(file.to_str().unwrap()).unwrap();
+        assert_eq!(p.kind, Kind::Intercept, "YAML with tools is Intercept's");
+
+        // A whole agentgateway config: the rules are found in the route's policies.
+        std::fs::write(
+            &file,
+            r#"# comment
+binds:
+- port: 3000
+  listeners:
+  - routes:
+    - policies:
+        mcpAuthorization:
+          rules:
+          - 'mcp.tool.name == "echo"'
+          - 'jwt.sub == "test-user" && mcp.tool.name == "add"'
+          - jwt.sub == "admin"
+"#,
+        )
+        .unwrap();
+        let p = load(file.to_str().unwrap()).unwrap();
+        assert_eq!(p.kind, Kind::Agentgateway);
+        assert_eq!(p.rules.keys().collect::<Vec<_>>(), ["add", "echo"]);
+        assert_eq!(p.rules["echo"].action, Action::Allow);
+        assert_eq!(
+            mcp_authorization_pointer(&p.doc).unwrap(),
+            "/binds/0/listeners/0/routes/0/policies/mcpAuthorization"
+        );
+
+        std::fs::write(&file, "mcpAuthorization:\n  rules: [1]\n").unwrap();
+        assert!(load(file.to_str().unwrap()).is_err());
+        std::fs::write(&file, "a: [b\n").unwrap();
+        let err = load(file.to_str().unwrap()).unwrap_err().to_string();
+        assert!(err.contains("neither a JSON policy"), "{err}");
+    }
 }
