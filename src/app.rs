@@ -7,7 +7,7 @@ use crate::cli::{AssessArgs, ColorChoice, Command, OutputArgs, TargetArgs};
 use crate::error::{Error, Result};
 use crate::model::{ServerAssessment, Severity};
 use crate::output::{emit, io_err};
-use crate::policy::{claude_code, policylayer, Flavor, Limits};
+use crate::policy::{agentgateway, claude_code, intercept, policylayer, Flavor, Limits};
 use crate::report::sanitize;
 use crate::report::{self, templates, Format, Report};
 use crate::runner;
@@ -82,6 +82,8 @@ pub fn run(cli: crate::cli::Cli) -> Result<u8> {
             let fresh = match args.flavor {
                 Flavor::Policylayer => policylayer::policy(&servers),
                 Flavor::ClaudeCode => claude_code::settings(&servers),
+                Flavor::Intercept => intercept::policy(&servers),
+                Flavor::Agentgateway => agentgateway::policy(&servers),
             };
             let path = args.output.output.as_deref().filter(|p| *p != "-");
             if args.check && path.is_none() {
@@ -93,6 +95,15 @@ pub fn run(cli: crate::cli::Cli) -> Result<u8> {
                 Some(p) if std::path::Path::new(p).exists() => Some(crate::policy::read::load(p)?),
                 _ => None,
             };
+            if let Some(old) = existing.as_ref().filter(|_| !args.reset) {
+                if old.kind != args.flavor.kind() {
+                    return Err(Error::new(format!(
+                        "{}: the file is not a {} policy; give its --flavor, or --reset to replace it",
+                        path.unwrap_or_default(),
+                        args.flavor.as_str()
+                    )));
+                }
+            }
             let doc = match &existing {
                 Some(old) if !args.reset => {
                     let (doc, notes) = crate::policy::merge::merge(&fresh, old, &servers);
@@ -138,6 +149,19 @@ pub fn run(cli: crate::cli::Cli) -> Result<u8> {
                 });
             }
             emit(args.output.output.as_deref(), |out| {
+                if args.flavor.is_yaml() {
+                    let yaml = serde_saphyr::to_string(&doc)
+                        .map_err(|e| Error::new(format!("cannot write the policy as YAML: {e}")))?;
+                    if args.flavor == Flavor::Agentgateway {
+                        out.write_all(agentgateway::HEADER.as_bytes())
+                            .map_err(io_err)?;
+                    }
+                    out.write_all(yaml.as_bytes()).map_err(io_err)?;
+                    if !yaml.ends_with('\n') {
+                        writeln!(out).map_err(io_err)?;
+                    }
+                    return Ok(());
+                }
                 serde_json::to_writer_pretty(&mut *out, &doc).map_err(|e| io_err(e.into()))?;
                 writeln!(out).map_err(io_err)
             })?;

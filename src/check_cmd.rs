@@ -37,7 +37,7 @@ pub fn policy_issues(
         for t in &s.tools {
             let rec = &t.recommended;
             let (key, found, rec_action) = match policy.kind {
-                read::Kind::PolicyLayer => (
+                read::Kind::PolicyLayer | read::Kind::Intercept => (
                     t.name.clone(),
                     policy.rules.get(&t.name).map(|r| (r.action, r.max)),
                     rec.action,
@@ -61,6 +61,20 @@ pub fn policy_issues(
                         Action::Hide | Action::Deny => Action::Deny,
                     };
                     (key, found, mapped)
+                }
+                // Only allowed tools are named; any other is refused, which covers it.
+                read::Kind::Agentgateway => {
+                    let found = policy
+                        .rules
+                        .get(&t.name)
+                        .map(|r| (r.action, None))
+                        .unwrap_or((Action::Deny, None));
+                    let mapped = if crate::policy::agentgateway::allows(rec.action) {
+                        Action::Allow
+                    } else {
+                        Action::Deny
+                    };
+                    (t.name.clone(), Some(found), mapped)
                 }
             };
             seen.push(key.clone());

@@ -182,10 +182,85 @@ pub fn claude_code(
     (doc, notes)
 }
 
+/// Merges new agentgateway `mcpAuthorization` rules into the existing ones (the snippet, or
+/// a whole config holding it). A rule of the old file that the new set lacks is kept: when it
+/// names a scanned tool the recommendation refuses, it is a hand edit (and looser than
+/// recommended); when it names only tools no scanned server offers, it is dropped; when it
+/// names no tool (a rule about users, say), it is left alone.
+pub fn agentgateway(
+    new: &Value,
+    old: &ReadPolicy,
+    servers: &[ServerAssessment],
+) -> (Value, MergeNotes) {
+    let mut notes = MergeNotes::default();
+    let new_rules: Vec<String> = new["mcpAuthorization"]["rules"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|v| v.as_str().map(String::from))
+        .collect();
+    let pointer = super::read::mcp_authorization_pointer(&old.doc)
+        .unwrap_or_else(|| "/mcpAuthorization".into());
+    let old_rules: Vec<String> = old
+        .doc
+        .pointer(&pointer)
+        .and_then(|m| m.get("rules"))
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|v| v.as_str().map(String::from))
+        .collect();
+    let offered = |name: &str| {
+        servers
+            .iter()
+            .any(|s| s.tools.iter().any(|t| t.name == name))
+    };
+    let mut out: Vec<String> = Vec::new();
+    for r in &old_rules {
+        if new_rules.contains(r) {
+            out.push(r.clone());
+            continue;
+        }
+        let names = super::agentgateway::named_tools(r);
+        if names.is_empty() {
+            out.push(r.clone());
+        } else if names.iter().any(|n| offered(n)) {
+            notes.kept.push(r.clone());
+            for n in names.iter().filter(|n| offered(n)) {
+                notes
+                    .looser
+                    .push(format!("{n}: allowed kept, denied recommended"));
+            }
+            out.push(r.clone());
+        } else {
+            notes.dropped.extend(names);
+        }
+    }
+    for r in &new_rules {
+        if !out.contains(r) {
+            out.push(r.clone());
+        }
+    }
+    let mut doc = old.doc.clone();
+    if !doc.is_object() {
+        doc = json!({});
+    }
+    match doc.pointer_mut(&pointer) {
+        Some(Value::Object(m)) => {
+            m.insert("rules".into(), json!(out));
+        }
+        _ => doc["mcpAuthorization"] = json!({ "rules": out }),
+    }
+    (doc, notes)
+}
+
 /// Merges by the existing file's flavour.
 pub fn merge(new: &Value, old: &ReadPolicy, servers: &[ServerAssessment]) -> (Value, MergeNotes) {
     match old.kind {
-        Kind::PolicyLayer => policylayer(new, old),
+        // Intercept's document has PolicyLayer's shape: `tools` by name, `hide`, `version`
+        // and `default`; only the rule objects differ, and those are kept or replaced whole.
+        Kind::PolicyLayer | Kind::Intercept => policylayer(new, old),
         Kind::ClaudeCode => claude_code(new, old, servers),
+        Kind::Agentgateway => agentgateway(new, old, servers),
     }
 }

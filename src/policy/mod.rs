@@ -1,6 +1,8 @@
 //! Policies: the recommended rule per tool, and one module per output flavour.
 
+pub mod agentgateway;
 pub mod claude_code;
+pub mod intercept;
 pub mod merge;
 pub mod policylayer;
 pub mod read;
@@ -16,4 +18,35 @@ pub enum Flavor {
     Policylayer,
     /// Claude Code settings.json permissions (allow / ask / deny).
     ClaudeCode,
+    /// Intercept (PolicyLayer's open-source MCP proxy) YAML policy.
+    Intercept,
+    /// agentgateway mcpAuthorization CEL rules (YAML snippet for a route's policies).
+    Agentgateway,
+}
+
+impl Flavor {
+    /// Whether the flavour is written as YAML (the others are JSON).
+    pub fn is_yaml(self) -> bool {
+        matches!(self, Flavor::Intercept | Flavor::Agentgateway)
+    }
+
+    /// The kind of file this flavour reads back as.
+    pub fn kind(self) -> read::Kind {
+        match self {
+            Flavor::Policylayer => read::Kind::PolicyLayer,
+            Flavor::ClaudeCode => read::Kind::ClaudeCode,
+            Flavor::Intercept => read::Kind::Intercept,
+            Flavor::Agentgateway => read::Kind::Agentgateway,
+        }
+    }
+
+    /// The flavour's name as given to --flavor.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Flavor::Policylayer => "policylayer",
+            Flavor::ClaudeCode => "claude-code",
+            Flavor::Intercept => "intercept",
+            Flavor::Agentgateway => "agentgateway",
+        }
+    }
 }
