@@ -31,6 +31,17 @@ pub fn emit(path: Option<&str>, write: impl FnOnce(&mut dyn Write) -> Result<()>
                     dir.display()
                 ))
             })?;
+            // A temporary file is created 0600; reports and policies are meant to be shared.
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::PermissionsExt;
+                let mode = std::fs::metadata(target)
+                    .map(|m| m.permissions().mode() & 0o777)
+                    .unwrap_or(0o644);
+                let _ = tmp
+                    .as_file()
+                    .set_permissions(std::fs::Permissions::from_mode(mode));
+            }
             {
                 let mut buf = std::io::BufWriter::new(tmp.as_file_mut());
                 write(&mut buf)?;
@@ -47,4 +58,33 @@ pub fn emit(path: Option<&str>, write: impl FnOnce(&mut dyn Write) -> Result<()>
 /// Maps an I/O error while writing a report to an [`Error`].
 pub fn io_err(e: std::io::Error) -> Error {
     Error::new(format!("cannot write output: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[cfg(unix)]
+    #[test]
+    fn written_files_are_readable_by_others_and_keep_an_existing_mode() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("report.md");
+        let ps = p.to_str().unwrap();
+        emit(Some(ps), |w| w.write_all(b"x").map_err(io_err)).unwrap();
+        let mode = std::fs::metadata(&p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o644);
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o600)).unwrap();
+        emit(Some(ps), |w| w.write_all(b"y").map_err(io_err)).unwrap();
+        assert_eq!(
+            std::fs::metadata(&p).unwrap().permissions().mode() & 0o777,
+            0o600
+        );
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "y");
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            1,
+            "no temporary file left"
+        );
+    }
 }

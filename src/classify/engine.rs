@@ -18,18 +18,41 @@ enum C {
     All(Vec<C>),
     Any(Vec<C>),
     Not(Box<C>),
-    Verb(Vec<u32>),
-    Name(Vec<u32>),
-    Desc(Vec<u32>),
-    Text(Vec<u32>),
-    DescExact(Vec<u32>),
-    Lead(Vec<u32>),
-    Prop(Vec<u32>),
-    PropWord(Vec<u32>),
-    FreeText(Vec<u32>),
-    Enum(Vec<u32>),
-    EnumIn(Vec<u32>, Vec<u32>),
+    Verb(IdSet),
+    Name(IdSet),
+    Desc(IdSet),
+    Text(IdSet),
+    DescExact(IdSet),
+    Lead(IdSet),
+    Prop(IdSet),
+    PropWord(IdSet),
+    FreeText(IdSet),
+    Enum(IdSet),
+    EnumIn(IdSet, IdSet),
     Annotation(Vec<(String, bool)>),
+}
+
+/// A set of word or phrase ids as a bitset: membership is one shift, whatever the list's length
+/// (verb lists hold over a hundred words).
+#[derive(Debug)]
+struct IdSet {
+    bits: Vec<u64>,
+}
+
+impl IdSet {
+    fn new(ids: &[u32]) -> IdSet {
+        let max = ids.iter().copied().max().unwrap_or(0) as usize;
+        let mut bits = vec![0u64; max / 64 + 1];
+        for &id in ids {
+            bits[id as usize / 64] |= 1 << (id % 64);
+        }
+        IdSet { bits }
+    }
+
+    fn contains(&self, id: &u32) -> bool {
+        let i = *id as usize / 64;
+        i < self.bits.len() && (self.bits[i] >> (id % 64)) & 1 == 1
+    }
 }
 
 #[derive(Debug)]
@@ -215,29 +238,42 @@ impl Engine {
                 for &id in &ids {
                     self.verbs[id as usize] = true;
                 }
-                C::Verb(ids)
+                C::Verb(IdSet::new(&ids))
             }
             Cond::Lead(ws) => {
                 let ids = self.intern_all(ws);
                 for &id in &ids {
                     self.leads[id as usize] = true;
                 }
-                C::Lead(ids)
+                C::Lead(IdSet::new(&ids))
             }
-            Cond::Name(ws) => C::Name(self.intern_all(ws)),
-            Cond::Desc(ps) => C::Desc(add_phrases(ps, phrases, &mut self.phrases, true)),
+            Cond::Name(ws) => C::Name(IdSet::new(&self.intern_all(ws))),
+            Cond::Desc(ps) => C::Desc(IdSet::new(&add_phrases(
+                ps,
+                phrases,
+                &mut self.phrases,
+                true,
+            ))),
             Cond::Text(ps) => {
                 self.has_text_conds = true;
-                C::Text(add_phrases(ps, phrases, &mut self.phrases, true))
+                C::Text(IdSet::new(&add_phrases(
+                    ps,
+                    phrases,
+                    &mut self.phrases,
+                    true,
+                )))
             }
-            Cond::DescExact(ps) => C::DescExact(add_phrases(ps, exact, &mut self.exact, false)),
-            Cond::Prop(ns) => C::Prop(self.intern_keys(ns)),
-            Cond::PropWord(ws) => C::PropWord(self.intern_all(ws)),
-            Cond::FreeText(ns) => C::FreeText(self.intern_keys(ns)),
-            Cond::Enum(ws) => C::Enum(self.intern_all(ws)),
-            Cond::EnumIn { props, values } => {
-                C::EnumIn(self.intern_keys(props), self.intern_all(values))
+            Cond::DescExact(ps) => {
+                C::DescExact(IdSet::new(&add_phrases(ps, exact, &mut self.exact, false)))
             }
+            Cond::Prop(ns) => C::Prop(IdSet::new(&self.intern_keys(ns))),
+            Cond::PropWord(ws) => C::PropWord(IdSet::new(&self.intern_all(ws))),
+            Cond::FreeText(ns) => C::FreeText(IdSet::new(&self.intern_keys(ns))),
+            Cond::Enum(ws) => C::Enum(IdSet::new(&self.intern_all(ws))),
+            Cond::EnumIn { props, values } => C::EnumIn(
+                IdSet::new(&self.intern_keys(props)),
+                IdSet::new(&self.intern_all(values)),
+            ),
             Cond::Annotation(m) => C::Annotation(m.iter().map(|(k, v)| (k.clone(), *v)).collect()),
         }
     }
@@ -752,7 +788,7 @@ fn find_phrases(ac: Option<&AhoCorasick>, meta: &[Phrase], text: &str) -> Vec<(u
 /// The first hit among `ids`, quoted with a little context.
 fn quote_hit(
     hits: &[(u32, usize, usize)],
-    ids: &[u32],
+    ids: &IdSet,
     text: &str,
     describe: bool,
 ) -> Option<String> {
