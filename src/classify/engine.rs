@@ -7,7 +7,7 @@ use super::features::Features;
 use super::rules::{Cond, Rule, RuleFile, RuleKind};
 use super::words::normalize_key;
 use crate::model::{Category, Evidence, Finding, Severity, Tool};
-use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
 use rustc_hash::FxHashMap as HashMap;
 
 /// Scores at or above this make a category fit.
@@ -70,6 +70,11 @@ pub struct Engine {
     leads: Vec<bool>,
     phrases: Vec<Phrase>,
     phrase_ac: Option<AhoCorasick>,
+    /// The same phrases as a DFA: slower to build (milliseconds), faster to search; built once
+    /// a run has classified enough tools to repay it.
+    phrase_dfa: std::sync::OnceLock<Option<AhoCorasick>>,
+    phrase_texts: Vec<String>,
+    classified: std::sync::atomic::AtomicUsize,
     exact: Vec<Phrase>,
     exact_ac: Option<AhoCorasick>,
     has_text_conds: bool,
@@ -155,6 +160,9 @@ impl Engine {
             leads: Vec::new(),
             phrases: Vec::new(),
             phrase_ac: None,
+            phrase_dfa: std::sync::OnceLock::new(),
+            phrase_texts: Vec::new(),
+            classified: std::sync::atomic::AtomicUsize::new(0),
             exact: Vec::new(),
             exact_ac: None,
             has_text_conds: false,
@@ -197,9 +205,22 @@ impl Engine {
             e.secondary_factor = f.clamp(0.0, 1.0);
         }
         e.rules = rules;
-        e.phrase_ac = build_ac(&phrase_texts, true);
-        e.exact_ac = build_ac(&exact_texts, false);
+        e.phrase_ac = build_ac(&phrase_texts, true, AhoCorasickKind::ContiguousNFA);
+        e.phrase_texts = phrase_texts;
+        e.exact_ac = build_ac(&exact_texts, false, AhoCorasickKind::ContiguousNFA);
         e
+    }
+
+    /// The phrase automaton: the quick-to-build one for the first tools of a run, the DFA after.
+    fn phrases_ac(&self) -> Option<&AhoCorasick> {
+        const DFA_AFTER: usize = 48;
+        let n = self.classified.load(std::sync::atomic::Ordering::Relaxed);
+        if n < DFA_AFTER {
+            return self.phrase_ac.as_ref();
+        }
+        self.phrase_dfa
+            .get_or_init(|| build_ac(&self.phrase_texts, true, AhoCorasickKind::DFA))
+            .as_ref()
     }
 
     /// The rules this engine runs.
@@ -411,9 +432,9 @@ impl Engine {
             prop_keys,
             prop_words,
             enum_words,
-            hits: find_phrases(self.phrase_ac.as_ref(), &self.phrases, &tool.description),
+            hits: find_phrases(self.phrases_ac(), &self.phrases, &tool.description),
             schema_hits: if self.has_text_conds {
-                find_phrases(self.phrase_ac.as_ref(), &self.phrases, &f.schema_text)
+                find_phrases(self.phrases_ac(), &self.phrases, &f.schema_text)
             } else {
                 Vec::new()
             },
@@ -423,6 +444,8 @@ impl Engine {
 
     /// Classifies one tool.
     pub fn classify(&self, tool: &Tool) -> Verdict {
+        self.classified
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let features = Features::of(tool);
         let r = self.resolve(tool, &features);
         let mut scores = [0.0f64; 5];
@@ -748,13 +771,13 @@ fn add_phrases(
         .collect()
 }
 
-fn build_ac(patterns: &[String], fold: bool) -> Option<AhoCorasick> {
+fn build_ac(patterns: &[String], fold: bool, kind: AhoCorasickKind) -> Option<AhoCorasick> {
     if patterns.is_empty() {
         return None;
     }
     Some(
         AhoCorasickBuilder::new()
-            .kind(Some(aho_corasick::AhoCorasickKind::DFA))
+            .kind(Some(kind))
             .ascii_case_insensitive(fold)
             .match_kind(MatchKind::Standard)
             .build(patterns)
