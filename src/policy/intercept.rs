@@ -74,28 +74,7 @@ pub fn tool_rule(tool: &ToolAssessment) -> Option<Value> {
 /// The whole policy for one or more servers. Tool names are keys, so the same name on two
 /// servers gets the stricter rule.
 pub fn policy(servers: &[ServerAssessment]) -> Value {
-    let mut tools = Map::new();
-    let mut hide: Vec<String> = Vec::new();
-    let mut strictness: std::collections::HashMap<String, Action> = Default::default();
-    for server in servers {
-        for t in &server.tools {
-            let prev = strictness.get(&t.name).copied();
-            if prev.is_some_and(|p| p >= t.recommended.action) {
-                continue;
-            }
-            strictness.insert(t.name.clone(), t.recommended.action);
-            tools.remove(&t.name);
-            hide.retain(|h| h != &t.name);
-            match tool_rule(t) {
-                Some(rule) => {
-                    tools.insert(t.name.clone(), rule);
-                }
-                None if t.recommended.action == Action::Hide => hide.push(t.name.clone()),
-                None => {}
-            }
-        }
-    }
-    hide.sort();
+    let (tools, hide) = super::strictest_rules(servers, tool_rule);
     let mut doc = Map::new();
     doc.insert("version".into(), json!("1"));
     doc.insert(

@@ -50,3 +50,35 @@ impl Flavor {
         }
     }
 }
+
+/// Each tool's rule (from `tool_rule`) and the hidden tools, across servers. Tool names are the
+/// keys of these formats, so when two servers offer one name the stricter rule wins.
+pub fn strictest_rules(
+    servers: &[crate::model::ServerAssessment],
+    tool_rule: impl Fn(&crate::model::ToolAssessment) -> Option<serde_json::Value>,
+) -> (serde_json::Map<String, serde_json::Value>, Vec<String>) {
+    use crate::model::Action;
+    let mut tools = serde_json::Map::new();
+    let mut hide: Vec<String> = Vec::new();
+    let mut strictness: std::collections::HashMap<String, Action> = Default::default();
+    for server in servers {
+        for t in &server.tools {
+            let prev = strictness.get(&t.name).copied();
+            if prev.is_some_and(|p| p >= t.recommended.action) {
+                continue;
+            }
+            strictness.insert(t.name.clone(), t.recommended.action);
+            tools.remove(&t.name);
+            hide.retain(|h| h != &t.name);
+            match tool_rule(t) {
+                Some(rule) => {
+                    tools.insert(t.name.clone(), rule);
+                }
+                None if t.recommended.action == Action::Hide => hide.push(t.name.clone()),
+                None => {}
+            }
+        }
+    }
+    hide.sort();
+    (tools, hide)
+}
