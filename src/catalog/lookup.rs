@@ -84,7 +84,11 @@ pub fn find<'a>(catalog: &'a Catalog, query: &str) -> Found<'a> {
                     if nq.len() >= 3 && (nk.starts_with(&nq) || nk.contains(&nq)) {
                         s = s.max(0.9 + 0.1 * nq.len() as f64 / nk.len().max(1) as f64);
                     }
-                    if strsim::levenshtein(&nq, &nk) <= 2 && nq.len() >= 4 {
+                    // The distance is at least the length difference: skip what cannot be <= 2.
+                    if nq.len() >= 4
+                        && nq.len().abs_diff(nk.len()) <= 2
+                        && strsim::levenshtein(&nq, &nk) <= 2
+                    {
                         s = s.max(0.93);
                     }
                     s
