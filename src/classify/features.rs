@@ -64,44 +64,56 @@ fn walk_schema<'a>(
     }
     *budget -= 1;
     let Value::Object(map) = schema else { return };
-    if let Some(Value::Object(props)) = map.get("properties") {
-        for (name, sub) in props {
-            if *budget == 0 {
-                return;
+    // One pass over the keys: each `get` on a JSON object hashes the key.
+    for (key, sub) in map {
+        match key.as_str() {
+            "properties" => {
+                let Value::Object(props) = sub else { continue };
+                for (name, sub) in props {
+                    if *budget == 0 {
+                        return;
+                    }
+                    out.push(property(name, sub));
+                    walk_schema(sub, depth + 1, budget, out);
+                }
             }
-            let mut p = Property {
-                name,
-                description: sub.get("description").and_then(Value::as_str),
-                key: normalize_key(name),
-                ..Property::default()
-            };
-            split_identifier(name, &mut p.words);
-            let mut types = Vec::new();
-            collect_shape(sub, 0, &mut types, &mut p.values);
-            let string_items = sub
-                .get("items")
-                .and_then(|i| i.get("type"))
-                .and_then(Value::as_str)
-                == Some("string");
-            let has_string = types.iter().any(|t| t == "string")
-                || (string_items && types.iter().all(|t| t == "array" || t == "null"));
-            p.free_text = p.values.is_empty() && (has_string || types.is_empty());
-            out.push(p);
-            walk_schema(sub, depth + 1, budget, out);
+            "items" | "additionalProperties" => walk_schema(sub, depth + 1, budget, out),
+            "anyOf" | "oneOf" | "allOf" => {
+                if let Value::Array(variants) = sub {
+                    for v in variants {
+                        walk_schema(v, depth + 1, budget, out);
+                    }
+                }
+            }
+            _ => {}
         }
     }
-    for key in ["items", "additionalProperties"] {
-        if let Some(sub) = map.get(key) {
-            walk_schema(sub, depth + 1, budget, out);
-        }
-    }
-    for key in ["anyOf", "oneOf", "allOf"] {
-        if let Some(Value::Array(variants)) = map.get(key) {
-            for v in variants {
-                walk_schema(v, depth + 1, budget, out);
+}
+
+/// One property: its name, words, description, and whether it takes free text.
+fn property<'a>(name: &'a str, sub: &'a Value) -> Property<'a> {
+    let mut p = Property {
+        name,
+        key: normalize_key(name),
+        ..Property::default()
+    };
+    split_identifier(name, &mut p.words);
+    let mut types = Vec::new();
+    let mut string_items = false;
+    if let Value::Object(m) = sub {
+        for (k, v) in m {
+            match k.as_str() {
+                "description" => p.description = v.as_str(),
+                "items" => string_items = v.get("type").and_then(Value::as_str) == Some("string"),
+                _ => {}
             }
         }
     }
+    collect_shape(sub, 0, &mut types, &mut p.values);
+    let has_string = types.iter().any(|t| t == "string")
+        || (string_items && types.iter().all(|t| t == "array" || t == "null"));
+    p.free_text = p.values.is_empty() && (has_string || types.is_empty());
+    p
 }
 
 /// Most schema text gathered for scanning; hostile text past this is still bounded work.
@@ -147,30 +159,30 @@ fn collect_shape(schema: &Value, depth: usize, types: &mut Vec<String>, values: 
         return;
     }
     let Value::Object(map) = schema else { return };
-    match map.get("type") {
-        Some(Value::String(t)) => types.push(t.clone()),
-        Some(Value::Array(ts)) => {
-            types.extend(ts.iter().filter_map(Value::as_str).map(String::from))
-        }
-        _ => {}
-    }
-    if let Some(Value::Array(items)) = map.get("enum") {
-        values.extend(items.iter().filter_map(Value::as_str).map(String::from));
-        if types.is_empty() {
-            types.push("enum".into());
-        }
-    }
-    if let Some(c) = map.get("const") {
-        match c.as_str() {
-            Some(s) => values.push(s.to_string()),
-            None => types.push("const".into()),
-        }
-    }
-    for key in ["anyOf", "oneOf", "allOf"] {
-        if let Some(Value::Array(variants)) = map.get(key) {
-            for v in variants {
-                collect_shape(v, depth + 1, types, values);
+    let mut has_enum = false;
+    for (key, v) in map {
+        match (key.as_str(), v) {
+            ("type", Value::String(t)) => types.push(t.clone()),
+            ("type", Value::Array(ts)) => {
+                types.extend(ts.iter().filter_map(Value::as_str).map(String::from))
             }
+            ("enum", Value::Array(items)) => {
+                values.extend(items.iter().filter_map(Value::as_str).map(String::from));
+                has_enum = true;
+            }
+            ("const", c) => match c.as_str() {
+                Some(s) => values.push(s.to_string()),
+                None => types.push("const".into()),
+            },
+            ("anyOf" | "oneOf" | "allOf", Value::Array(variants)) => {
+                for v in variants {
+                    collect_shape(v, depth + 1, types, values);
+                }
+            }
+            _ => {}
         }
+    }
+    if has_enum && types.is_empty() {
+        types.push("enum".into());
     }
 }
