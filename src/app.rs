@@ -23,6 +23,7 @@ pub fn run(cli: crate::cli::Cli) -> Result<u8> {
                 servers,
                 any_failed,
                 raw_tools,
+                settings,
             } = load_and_assess(&args.target, &args.assess, args.output.quiet)?;
             if let Some(lock_path) = &args.lock {
                 let pairs: Vec<_> = servers.iter().cloned().zip(raw_tools).collect();
@@ -63,22 +64,22 @@ pub fn run(cli: crate::cli::Cli) -> Result<u8> {
                     args.format,
                     &report,
                     args.assess.rules.as_deref(),
-                    args.fail_on,
+                    args.fail_on.or(settings.project.fail_on_value()),
                     args.output.output.as_deref(),
                 )?,
             }
             note_written(&args.output);
-            let fail_on = args
-                .fail_on
-                .or(settings(&args.assess)?.project.fail_on_value());
+            let fail_on = args.fail_on.or(settings.project.fail_on_value());
             Ok(exit_for(&servers, fail_on, any_failed))
         }
         Command::Policy(args) => {
             let Assessed {
                 servers,
                 any_failed,
+                settings,
                 ..
             } = load_and_assess(&args.target, &args.assess, args.output.quiet)?;
+            let fail_on = args.fail_on.or(settings.project.fail_on_value());
             let fresh = match args.flavor {
                 Flavor::Policylayer => policylayer::policy(&servers),
                 Flavor::ClaudeCode => claude_code::settings(&servers),
@@ -166,7 +167,7 @@ pub fn run(cli: crate::cli::Cli) -> Result<u8> {
                 writeln!(out).map_err(io_err)
             })?;
             note_written(&args.output);
-            Ok(exit_for(&servers, args.fail_on, any_failed))
+            Ok(exit_for(&servers, fail_on, any_failed))
         }
         Command::Check(args) => crate::check_cmd::run(&args),
         Command::Lookup(args) => crate::lookup_cmd::run(&args),
@@ -287,6 +288,8 @@ pub struct Assessed {
     pub any_failed: bool,
     /// Each server's tools as raw JSON (the readable ones), for lock files.
     pub raw_tools: Vec<Vec<serde_json::Value>>,
+    /// The effective settings the servers were assessed with (flags, then .mcprisk.yaml).
+    pub settings: Settings,
 }
 
 /// How live servers are fetched.
@@ -474,6 +477,7 @@ pub fn assess_targets(
         servers,
         any_failed,
         raw_tools,
+        settings,
     })
 }
 

@@ -151,6 +151,7 @@ pub fn run(args: &CheckArgs) -> Result<u8> {
         servers,
         any_failed,
         raw_tools,
+        settings,
     } = load_and_assess(&args.target, &args.assess, args.output.quiet)?;
     let mut changes = Vec::new();
     if let Some(lock) = &lock {
@@ -160,7 +161,6 @@ pub fn run(args: &CheckArgs) -> Result<u8> {
     if let Some(p) = &policy {
         changes.extend(policy_issues(p, &servers));
     }
-    let settings = crate::app::settings(&args.assess)?;
     changes.retain(|c| {
         !settings
             .project
