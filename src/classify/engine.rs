@@ -4,10 +4,10 @@
 //! phrase of every rule is found in one pass of an Aho-Corasick automaton.
 
 use super::features::Features;
+use super::phrases::{scope, PhraseHit, PhraseIndex};
 use super::rules::{Cond, Rule, RuleFile, RuleKind};
 use super::words::normalize_key;
 use crate::model::{Category, Evidence, Finding, Severity, Tool};
-use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
 use rustc_hash::FxHashMap as HashMap;
 
 /// Scores at or above this make a category fit.
@@ -20,9 +20,10 @@ enum C {
     Not(Box<C>),
     Verb(IdSet),
     Name(IdSet),
+    /// Phrases in the description (`desc` and `desc_exact`).
     Desc(IdSet),
+    /// Phrases in the description or the schema's texts.
     Text(IdSet),
-    DescExact(IdSet),
     Lead(IdSet),
     Prop(IdSet),
     PropWord(IdSet),
@@ -55,11 +56,6 @@ impl IdSet {
     }
 }
 
-#[derive(Debug)]
-struct Phrase {
-    prefix: bool,
-}
-
 /// The compiled rule set.
 #[derive(Debug)]
 pub struct Engine {
@@ -68,16 +64,8 @@ pub struct Engine {
     words: HashMap<String, u32>,
     verbs: Vec<bool>,
     leads: Vec<bool>,
-    phrases: Vec<Phrase>,
-    phrase_ac: Option<AhoCorasick>,
-    /// The same phrases as a DFA: slower to build (milliseconds), faster to search; built once
-    /// a run has classified enough tools to repay it.
-    phrase_dfa: std::sync::OnceLock<Option<AhoCorasick>>,
-    phrase_texts: Vec<String>,
-    classified: std::sync::atomic::AtomicUsize,
-    exact: Vec<Phrase>,
-    exact_ac: Option<AhoCorasick>,
-    has_text_conds: bool,
+    /// Phrases of `desc`, `text` and `desc_exact` conditions.
+    phrases: PhraseIndex,
     weak_verbs: Vec<u32>,
     filter_verbs: Vec<u32>,
     mode_keys: Vec<String>,
@@ -123,9 +111,8 @@ struct Resolved<'a> {
     prop_keys: Vec<u32>,
     prop_words: Vec<(u32, usize)>,
     enum_words: Vec<(u32, usize, usize)>,
-    hits: Vec<(u32, usize, usize)>,
-    schema_hits: Vec<(u32, usize, usize)>,
-    exact_hits: Vec<(u32, usize, usize)>,
+    hits: Vec<PhraseHit>,
+    schema_hits: Vec<PhraseHit>,
 }
 
 /// A condition that holds, with what matched and how much it counts (0 to 1).
@@ -158,30 +145,17 @@ impl Engine {
             words: HashMap::default(),
             verbs: Vec::new(),
             leads: Vec::new(),
-            phrases: Vec::new(),
-            phrase_ac: None,
-            phrase_dfa: std::sync::OnceLock::new(),
-            phrase_texts: Vec::new(),
-            classified: std::sync::atomic::AtomicUsize::new(0),
-            exact: Vec::new(),
-            exact_ac: None,
-            has_text_conds: false,
+            phrases: PhraseIndex::default(),
             weak_verbs: Vec::new(),
             filter_verbs: Vec::new(),
             mode_keys: Vec::new(),
             mode_text_keys: Vec::new(),
             secondary_factor: 0.6,
         };
-        let mut phrase_texts = Vec::new();
-        let mut exact_texts = Vec::new();
         let conds = rules
             .rules
             .iter()
-            .map(|r| {
-                r.when
-                    .as_ref()
-                    .map(|c| e.compile(c, &mut phrase_texts, &mut exact_texts))
-            })
+            .map(|r| r.when.as_ref().map(|c| e.compile(c)))
             .collect();
         e.conds = conds;
         let v = &rules.vocabulary;
@@ -205,22 +179,8 @@ impl Engine {
             e.secondary_factor = f.clamp(0.0, 1.0);
         }
         e.rules = rules;
-        e.phrase_ac = build_ac(&phrase_texts, true, AhoCorasickKind::ContiguousNFA);
-        e.phrase_texts = phrase_texts;
-        e.exact_ac = build_ac(&exact_texts, false, AhoCorasickKind::ContiguousNFA);
+        e.phrases.build();
         e
-    }
-
-    /// The phrase automaton: the quick-to-build one for the first tools of a run, the DFA after.
-    fn phrases_ac(&self) -> Option<&AhoCorasick> {
-        const DFA_AFTER: usize = 48;
-        let n = self.classified.load(std::sync::atomic::Ordering::Relaxed);
-        if n < DFA_AFTER {
-            return self.phrase_ac.as_ref();
-        }
-        self.phrase_dfa
-            .get_or_init(|| build_ac(&self.phrase_texts, true, AhoCorasickKind::DFA))
-            .as_ref()
     }
 
     /// The rules this engine runs.
@@ -249,11 +209,11 @@ impl Engine {
             .collect()
     }
 
-    fn compile(&mut self, c: &Cond, phrases: &mut Vec<String>, exact: &mut Vec<String>) -> C {
+    fn compile(&mut self, c: &Cond) -> C {
         match c {
-            Cond::All(cs) => C::All(cs.iter().map(|c| self.compile(c, phrases, exact)).collect()),
-            Cond::Any(cs) => C::Any(cs.iter().map(|c| self.compile(c, phrases, exact)).collect()),
-            Cond::Not(c) => C::Not(Box::new(self.compile(c, phrases, exact))),
+            Cond::All(cs) => C::All(cs.iter().map(|c| self.compile(c)).collect()),
+            Cond::Any(cs) => C::Any(cs.iter().map(|c| self.compile(c)).collect()),
+            Cond::Not(c) => C::Not(Box::new(self.compile(c))),
             Cond::Verb(ws) => {
                 let ids = self.intern_all(ws);
                 for &id in &ids {
@@ -269,23 +229,14 @@ impl Engine {
                 C::Lead(IdSet::new(&ids))
             }
             Cond::Name(ws) => C::Name(IdSet::new(&self.intern_all(ws))),
-            Cond::Desc(ps) => C::Desc(IdSet::new(&add_phrases(
+            Cond::Desc(ps) => C::Desc(IdSet::new(&self.phrases.add(ps, true, scope::DESCRIPTION))),
+            Cond::Text(ps) => C::Text(IdSet::new(&self.phrases.add(
                 ps,
-                phrases,
-                &mut self.phrases,
                 true,
+                scope::DESCRIPTION | scope::SCHEMA,
             ))),
-            Cond::Text(ps) => {
-                self.has_text_conds = true;
-                C::Text(IdSet::new(&add_phrases(
-                    ps,
-                    phrases,
-                    &mut self.phrases,
-                    true,
-                )))
-            }
             Cond::DescExact(ps) => {
-                C::DescExact(IdSet::new(&add_phrases(ps, exact, &mut self.exact, false)))
+                C::Desc(IdSet::new(&self.phrases.add(ps, false, scope::DESCRIPTION)))
             }
             Cond::Prop(ns) => C::Prop(IdSet::new(&self.intern_keys(ns))),
             Cond::PropWord(ws) => C::PropWord(IdSet::new(&self.intern_all(ws))),
@@ -326,7 +277,7 @@ impl Engine {
         let name_verbs: Vec<(u32, &str)> = f
             .name_words
             .iter()
-            .filter_map(|w| exact(w).map(|id| (id, w.as_str())))
+            .filter_map(|w| exact(w).map(|id| (id, w)))
             .collect();
         let primary = match name_verbs.first() {
             Some(&(id, _)) if self.weak_verbs.contains(&id) => name_verbs
@@ -353,13 +304,13 @@ impl Engine {
             if let Some(i) = lead_ids.iter().position(|&id| is_verb(id)) {
                 verbs.push(VerbHit {
                     id: lead_ids[i],
-                    word: f.lead_words[i].clone(),
+                    word: f.lead_words.get(i).to_string(),
                     origin: VerbOrigin::Description,
                     factor: 1.0,
                 });
             }
         }
-        let mut scratch = Vec::new();
+        let mut scratch = super::words::Words::default();
         let filters = verbs.iter().any(|v| {
             v.factor >= 1.0 && v.origin == VerbOrigin::Name && self.filter_verbs.contains(&v.id)
         });
@@ -371,10 +322,10 @@ impl Engine {
                 for v in &p.values {
                     scratch.clear();
                     super::words::split_identifier(v, &mut scratch);
-                    if let Some(id) = scratch.first().and_then(|w| exact(w)) {
+                    if let Some(id) = scratch.first().and_then(&exact) {
                         verbs.push(VerbHit {
                             id,
-                            word: v.clone(),
+                            word: v.to_string(),
                             origin: VerbOrigin::Mode(p.name.to_string()),
                             factor: 1.0,
                         });
@@ -382,12 +333,14 @@ impl Engine {
                 }
             } else if p.free_text && self.mode_text_keys.contains(&p.key) {
                 if let Some(text) = p.description {
-                    for w in super::words::leading_words(text, 60) {
-                        if let Some(id) = exact(&w) {
+                    scratch.clear();
+                    super::words::leading_words_into(text, 60, &mut scratch);
+                    for w in scratch.iter() {
+                        if let Some(id) = exact(w) {
                             if !verbs.iter().any(|v| v.id == id) {
                                 verbs.push(VerbHit {
                                     id,
-                                    word: w,
+                                    word: w.to_string(),
                                     origin: VerbOrigin::Mode(p.name.to_string()),
                                     factor: 0.8,
                                 });
@@ -400,13 +353,13 @@ impl Engine {
         let lead = lead_ids
             .iter()
             .position(|&id| id != NONE && self.leads[id as usize])
-            .map(|i| (lead_ids[i], f.lead_words[i].as_str()));
+            .map(|i| (lead_ids[i], f.lead_words.get(i)));
         let mut prop_keys = Vec::with_capacity(f.properties.len());
         let mut prop_words = Vec::new();
         let mut enum_words = Vec::new();
         for (pi, p) in f.properties.iter().enumerate() {
             prop_keys.push(self.words.get(&p.key).copied().unwrap_or(NONE));
-            for w in &p.words {
+            for w in p.words.iter() {
                 let id = self.lookup(w);
                 if id != NONE {
                     prop_words.push((id, pi));
@@ -415,13 +368,21 @@ impl Engine {
             for (vi, v) in p.values.iter().enumerate() {
                 scratch.clear();
                 super::words::split_identifier(v, &mut scratch);
-                for w in &scratch {
+                for w in scratch.iter() {
                     let id = self.lookup(w);
                     if id != NONE {
                         enum_words.push((id, pi, vi));
                     }
                 }
             }
+        }
+        let mut hits = Vec::new();
+        self.phrases
+            .find(&tool.description, 0, scope::DESCRIPTION, &mut hits);
+        let mut schema_hits = Vec::new();
+        for (i, text) in f.schema_texts.iter().enumerate() {
+            self.phrases
+                .find(text, i as u32, scope::SCHEMA, &mut schema_hits);
         }
         Resolved {
             tool,
@@ -432,20 +393,13 @@ impl Engine {
             prop_keys,
             prop_words,
             enum_words,
-            hits: find_phrases(self.phrases_ac(), &self.phrases, &tool.description),
-            schema_hits: if self.has_text_conds {
-                find_phrases(self.phrases_ac(), &self.phrases, &f.schema_text)
-            } else {
-                Vec::new()
-            },
-            exact_hits: find_phrases(self.exact_ac.as_ref(), &self.exact, &tool.description),
+            hits,
+            schema_hits,
         }
     }
 
     /// Classifies one tool.
     pub fn classify(&self, tool: &Tool) -> Verdict {
-        self.classified
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let features = Features::of(tool);
         let r = self.resolve(tool, &features);
         let mut scores = [0.0f64; 5];
@@ -641,17 +595,18 @@ impl Engine {
             C::Name(ids) => {
                 let i = r.name_ids.iter().position(|id| ids.contains(id))?;
                 Some(if describe {
-                    format!("name word '{}'", r.f.name_words[i])
+                    format!("name word '{}'", r.f.name_words.get(i))
                 } else {
                     String::new()
                 })
             }
-            C::Desc(ids) => quote_hit(&r.hits, ids, &r.tool.description, describe),
-            C::Text(ids) => quote_hit(&r.hits, ids, &r.tool.description, describe).or_else(|| {
-                quote_hit(&r.schema_hits, ids, &r.f.schema_text, describe)
-                    .map(|q| q.replacen("description", "an argument's text", 1))
-            }),
-            C::DescExact(ids) => quote_hit(&r.exact_hits, ids, &r.tool.description, describe),
+            C::Desc(ids) => quote_hit(&r.hits, ids, &[&r.tool.description], describe),
+            C::Text(ids) => {
+                quote_hit(&r.hits, ids, &[&r.tool.description], describe).or_else(|| {
+                    quote_hit(&r.schema_hits, ids, &r.f.schema_texts, describe)
+                        .map(|q| q.replacen("description", "an argument's text", 1))
+                })
+            }
             C::Prop(ids) => {
                 let i = r.prop_keys.iter().position(|id| ids.contains(id))?;
                 Some(if describe {
@@ -701,7 +656,7 @@ impl Engine {
             }
             C::Annotation(pairs) => {
                 for (k, v) in pairs {
-                    if r.tool.hint(k)? != *v {
+                    if r.f.hint(k)? != *v {
                         return None;
                     }
                 }
@@ -742,83 +697,14 @@ fn enum_detail(r: &Resolved, pi: usize, vi: usize) -> String {
     format!("argument '{}' accepts '{}'", p.name, p.values[vi])
 }
 
-fn add_phrases(
-    ps: &[String],
-    texts: &mut Vec<String>,
-    meta: &mut Vec<Phrase>,
-    fold: bool,
-) -> Vec<u32> {
-    ps.iter()
-        .map(|p| {
-            let prefix = p.ends_with('*');
-            let text = p.trim_end_matches('*');
-            let text = if fold {
-                text.to_lowercase()
-            } else {
-                text.to_string()
-            };
-            if let Some(i) = texts
-                .iter()
-                .zip(meta.iter())
-                .position(|(t, m)| *t == text && m.prefix == prefix)
-            {
-                return i as u32;
-            }
-            texts.push(text);
-            meta.push(Phrase { prefix });
-            (texts.len() - 1) as u32
-        })
-        .collect()
-}
-
-fn build_ac(patterns: &[String], fold: bool, kind: AhoCorasickKind) -> Option<AhoCorasick> {
-    if patterns.is_empty() {
-        return None;
-    }
-    Some(
-        AhoCorasickBuilder::new()
-            .kind(Some(kind))
-            .ascii_case_insensitive(fold)
-            .match_kind(MatchKind::Standard)
-            .build(patterns)
-            .expect("rule phrases form a valid automaton"),
-    )
-}
-
-/// Every phrase found in `text` at word boundaries, the first place of each.
-fn find_phrases(ac: Option<&AhoCorasick>, meta: &[Phrase], text: &str) -> Vec<(u32, usize, usize)> {
-    let Some(ac) = ac else { return Vec::new() };
-    let bytes = text.as_bytes();
-    let is_word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
-    let mut hits: Vec<(u32, usize, usize)> = Vec::new();
-    for m in ac.find_overlapping_iter(text) {
-        let id = m.pattern().as_u32();
-        let (s, e) = (m.start(), m.end());
-        let pat_first = bytes[s];
-        let pat_last = bytes[e - 1];
-        let start_ok = s == 0 || !is_word(bytes[s - 1]) || !is_word(pat_first);
-        let end_ok = meta[id as usize].prefix
-            || e == bytes.len()
-            || !is_word(bytes[e])
-            || !is_word(pat_last);
-        if start_ok && end_ok && !hits.iter().any(|h| h.0 == id) {
-            hits.push((id, s, e));
-        }
-    }
-    hits
-}
-
 /// The first hit among `ids`, quoted with a little context.
-fn quote_hit(
-    hits: &[(u32, usize, usize)],
-    ids: &IdSet,
-    text: &str,
-    describe: bool,
-) -> Option<String> {
-    let &(_, s, e) = hits.iter().find(|h| ids.contains(&h.0))?;
+fn quote_hit(hits: &[PhraseHit], ids: &IdSet, texts: &[&str], describe: bool) -> Option<String> {
+    let hit = hits.iter().find(|h| ids.contains(&h.id))?;
     if !describe {
         return Some(String::new());
     }
+    let text = texts[hit.text as usize];
+    let (s, e) = (hit.start, hit.end);
     let mut end = e;
     while end < text.len() && !text.is_char_boundary(end) {
         end += 1;

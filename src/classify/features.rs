@@ -1,7 +1,7 @@
 //! What the rules look at, extracted once per tool: name words, the action word, the
 //! description's phrases, and the input schema's properties and enum values.
 
-use super::words::{leading_words, normalize_key, split_identifier};
+use super::words::{leading_words_into, normalize_key, split_identifier, Words};
 use crate::model::Tool;
 use serde_json::Value;
 
@@ -21,22 +21,24 @@ pub struct Property<'a> {
     /// Lowercase, separators removed.
     pub key: String,
     /// The name split into lowercase words.
-    pub words: Vec<String>,
+    pub words: Words,
     /// Takes free text: a string (or an array of strings) with no enum or const.
     pub free_text: bool,
     /// Enum and const values that are strings, as written.
-    pub values: Vec<String>,
+    pub values: Vec<&'a str>,
 }
 
 /// Everything the rules read about one tool.
 #[derive(Debug, Default)]
 pub struct Features<'a> {
-    pub name_words: Vec<String>,
+    pub name_words: Words,
     /// Leading description words, lowercased.
-    pub lead_words: Vec<String>,
+    pub lead_words: Words,
     pub properties: Vec<Property<'a>>,
-    /// Descriptions, titles and string defaults inside the schema, one per line (bounded).
-    pub schema_text: String,
+    /// Descriptions, titles and string defaults inside the schema, where they are (bounded).
+    pub schema_texts: Vec<&'a str>,
+    /// The boolean annotations the server set, such as `readOnlyHint`.
+    pub hints: Vec<(&'a str, bool)>,
 }
 
 impl<'a> Features<'a> {
@@ -44,48 +46,140 @@ impl<'a> Features<'a> {
     pub fn of(tool: &'a Tool) -> Features<'a> {
         let mut f = Features::default();
         split_identifier(&tool.name, &mut f.name_words);
-        f.lead_words = leading_words(&tool.description, LEAD_WINDOW).collect();
-        let mut budget = MAX_SCHEMA_NODES;
-        walk_schema(tool.input_schema(), 0, &mut budget, &mut f.properties);
-        let mut budget = MAX_SCHEMA_NODES;
-        collect_text(tool.input_schema(), 0, &mut budget, &mut f.schema_text);
+        leading_words_into(&tool.description, LEAD_WINDOW, &mut f.lead_words);
+        let mut schema = &Value::Null;
+        if let Value::Object(raw) = &tool.raw {
+            for (key, value) in raw {
+                match (key.as_str(), value) {
+                    ("inputSchema", _) => schema = value,
+                    ("annotations", Value::Object(a)) => f.hints.extend(
+                        a.iter()
+                            .filter_map(|(k, v)| Some((k.as_str(), v.as_bool()?))),
+                    ),
+                    _ => {}
+                }
+            }
+        }
+        SchemaWalk {
+            properties: &mut f.properties,
+            texts: &mut f.schema_texts,
+            schema_budget: MAX_SCHEMA_NODES,
+            text_budget: MAX_SCHEMA_NODES,
+            room: MAX_SCHEMA_TEXT,
+        }
+        .visit(schema, 0, Some(0));
         f
+    }
+
+    /// A boolean annotation such as `readOnlyHint`, if the server set it.
+    pub fn hint(&self, key: &str) -> Option<bool> {
+        self.hints.iter().find(|(k, _)| *k == key).map(|&(_, v)| v)
     }
 }
 
-fn walk_schema<'a>(
-    schema: &'a Value,
-    depth: usize,
-    budget: &mut usize,
-    out: &mut Vec<Property<'a>>,
-) {
-    if depth > MAX_SCHEMA_DEPTH || *budget == 0 {
-        return;
-    }
-    *budget -= 1;
-    let Value::Object(map) = schema else { return };
-    // One pass over the keys: each `get` on a JSON object hashes the key.
-    for (key, sub) in map {
-        match key.as_str() {
-            "properties" => {
-                let Value::Object(props) = sub else { continue };
-                for (name, sub) in props {
-                    if *budget == 0 {
-                        return;
+/// One pass over the input schema, gathering its properties and its texts, within budgets.
+struct SchemaWalk<'a, 'f> {
+    properties: &'f mut Vec<Property<'a>>,
+    texts: &'f mut Vec<&'a str>,
+    /// Schema nodes left to read properties from.
+    schema_budget: usize,
+    /// JSON nodes left to read texts from.
+    text_budget: usize,
+    /// Bytes of text left to gather.
+    room: usize,
+}
+
+impl<'a> SchemaWalk<'a, '_> {
+    /// Visits `node`, `depth` JSON levels down; `schema_depth` is its depth as a schema when it
+    /// is one (properties are read from it), `None` when it is other JSON (texts only).
+    fn visit(&mut self, node: &'a Value, depth: usize, schema_depth: Option<usize>) {
+        let texts_on = depth <= MAX_SCHEMA_DEPTH && self.text_budget > 0 && self.room > 0;
+        let schema_depth =
+            schema_depth.filter(|&d| d <= MAX_SCHEMA_DEPTH && self.schema_budget > 0);
+        if texts_on {
+            self.text_budget -= 1;
+        }
+        match (node, schema_depth) {
+            (Value::Object(map), _) => {
+                if schema_depth.is_some() {
+                    self.schema_budget -= 1;
+                }
+                for (key, v) in map {
+                    let key = key.as_str();
+                    if let Some(d) = schema_depth {
+                        match (key, v) {
+                            ("properties", Value::Object(props)) => {
+                                self.properties_of(props, depth, d, texts_on);
+                                continue;
+                            }
+                            ("items" | "additionalProperties", _) => {
+                                self.visit(v, depth + 1, Some(d + 1));
+                                continue;
+                            }
+                            ("anyOf" | "oneOf" | "allOf", Value::Array(variants)) => {
+                                for variant in variants {
+                                    self.visit(variant, depth + 2, Some(d + 1));
+                                }
+                                continue;
+                            }
+                            _ => {}
+                        }
                     }
-                    out.push(property(name, sub));
-                    walk_schema(sub, depth + 1, budget, out);
+                    if !texts_on {
+                        continue;
+                    }
+                    match v {
+                        Value::String(s) if matches!(key, "description" | "title" | "default") => {
+                            self.text(s)
+                        }
+                        Value::Object(_) | Value::Array(_) => self.visit(v, depth + 1, None),
+                        _ => {}
+                    }
                 }
             }
-            "items" | "additionalProperties" => walk_schema(sub, depth + 1, budget, out),
-            "anyOf" | "oneOf" | "allOf" => {
-                if let Value::Array(variants) = sub {
-                    for v in variants {
-                        walk_schema(v, depth + 1, budget, out);
-                    }
+            (Value::Array(items), _) if texts_on => {
+                for v in items {
+                    self.visit(v, depth + 1, None);
                 }
             }
             _ => {}
+        }
+    }
+
+    /// The entries of a `properties` object: each is a property, and a schema to walk.
+    fn properties_of(
+        &mut self,
+        props: &'a serde_json::Map<String, Value>,
+        depth: usize,
+        schema_depth: usize,
+        texts_on: bool,
+    ) {
+        for (name, sub) in props {
+            if self.schema_budget == 0 {
+                break;
+            }
+            self.properties.push(property(name, sub));
+            match sub {
+                // Not a schema, but text a model would read all the same.
+                Value::String(s)
+                    if texts_on && matches!(name.as_str(), "description" | "title") =>
+                {
+                    self.text(s)
+                }
+                _ => self.visit(sub, depth + 2, Some(schema_depth + 1)),
+            }
+        }
+    }
+
+    /// Gathers one text, cut to the room left.
+    fn text(&mut self, s: &'a str) {
+        let mut cut = s.len().min(self.room);
+        while !s.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        if cut > 0 {
+            self.texts.push(&s[..cut]);
+            self.room -= cut;
         }
     }
 }
@@ -98,7 +192,7 @@ fn property<'a>(name: &'a str, sub: &'a Value) -> Property<'a> {
         ..Property::default()
     };
     split_identifier(name, &mut p.words);
-    let mut types = Vec::new();
+    let mut types: Vec<&str> = Vec::new();
     let mut string_items = false;
     if let Value::Object(m) = sub {
         for (k, v) in m {
@@ -110,8 +204,8 @@ fn property<'a>(name: &'a str, sub: &'a Value) -> Property<'a> {
         }
     }
     collect_shape(sub, 0, &mut types, &mut p.values);
-    let has_string = types.iter().any(|t| t == "string")
-        || (string_items && types.iter().all(|t| t == "array" || t == "null"));
+    let has_string = types.contains(&"string")
+        || (string_items && types.iter().all(|&t| t == "array" || t == "null"));
     p.free_text = p.values.is_empty() && (has_string || types.is_empty());
     p
 }
@@ -119,42 +213,13 @@ fn property<'a>(name: &'a str, sub: &'a Value) -> Property<'a> {
 /// Most schema text gathered for scanning; hostile text past this is still bounded work.
 const MAX_SCHEMA_TEXT: usize = 256 * 1024;
 
-fn collect_text(schema: &Value, depth: usize, budget: &mut usize, out: &mut String) {
-    if depth > MAX_SCHEMA_DEPTH || *budget == 0 || out.len() >= MAX_SCHEMA_TEXT {
-        return;
-    }
-    *budget -= 1;
-    match schema {
-        Value::Object(map) => {
-            for (k, v) in map {
-                match v {
-                    Value::String(s)
-                        if matches!(k.as_str(), "description" | "title" | "default") =>
-                    {
-                        let room = MAX_SCHEMA_TEXT.saturating_sub(out.len());
-                        let mut cut = s.len().min(room);
-                        while !s.is_char_boundary(cut) {
-                            cut -= 1;
-                        }
-                        out.push_str(&s[..cut]);
-                        out.push('\n');
-                    }
-                    Value::Object(_) | Value::Array(_) => collect_text(v, depth + 1, budget, out),
-                    _ => {}
-                }
-            }
-        }
-        Value::Array(items) => {
-            for v in items {
-                collect_text(v, depth + 1, budget, out);
-            }
-        }
-        _ => {}
-    }
-}
-
 /// The types and enum values a property allows, looking through anyOf/oneOf/allOf.
-fn collect_shape(schema: &Value, depth: usize, types: &mut Vec<String>, values: &mut Vec<String>) {
+fn collect_shape<'a>(
+    schema: &'a Value,
+    depth: usize,
+    types: &mut Vec<&'a str>,
+    values: &mut Vec<&'a str>,
+) {
     if depth > 4 {
         return;
     }
@@ -162,17 +227,15 @@ fn collect_shape(schema: &Value, depth: usize, types: &mut Vec<String>, values: 
     let mut has_enum = false;
     for (key, v) in map {
         match (key.as_str(), v) {
-            ("type", Value::String(t)) => types.push(t.clone()),
-            ("type", Value::Array(ts)) => {
-                types.extend(ts.iter().filter_map(Value::as_str).map(String::from))
-            }
+            ("type", Value::String(t)) => types.push(t),
+            ("type", Value::Array(ts)) => types.extend(ts.iter().filter_map(Value::as_str)),
             ("enum", Value::Array(items)) => {
-                values.extend(items.iter().filter_map(Value::as_str).map(String::from));
+                values.extend(items.iter().filter_map(Value::as_str));
                 has_enum = true;
             }
             ("const", c) => match c.as_str() {
-                Some(s) => values.push(s.to_string()),
-                None => types.push("const".into()),
+                Some(s) => values.push(s),
+                None => types.push("const"),
             },
             ("anyOf" | "oneOf" | "allOf", Value::Array(variants)) => {
                 for v in variants {
@@ -183,6 +246,6 @@ fn collect_shape(schema: &Value, depth: usize, types: &mut Vec<String>, values: 
         }
     }
     if has_enum && types.is_empty() {
-        types.push("enum".into());
+        types.push("enum");
     }
 }

@@ -4,6 +4,7 @@
 pub mod engine;
 pub mod features;
 pub mod findings;
+pub mod phrases;
 pub mod rules;
 pub mod words;
 

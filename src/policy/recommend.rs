@@ -171,11 +171,9 @@ pub fn argument_validation(tool: &Tool) -> Vec<ArgCondition> {
             values
                 .iter()
                 .filter(|v| {
-                    let mut words = Vec::new();
+                    let mut words = crate::classify::words::Words::default();
                     crate::classify::words::split_identifier(v, &mut words);
-                    words
-                        .first()
-                        .is_some_and(|w| SAFE_ACTIONS.contains(&w.as_str()))
+                    words.first().is_some_and(|w| SAFE_ACTIONS.contains(&w))
                 })
                 .map(|v| v.to_string())
                 .collect()

@@ -1,0 +1,341 @@
+//! Finds the rules' phrases in descriptions and schema texts.
+//!
+//! Rule phrases are few (a few hundred) and may only start where a word starts, or at
+//! punctuation. So the search marks, 64 bytes at a time and without branches, the places where
+//! a phrase could start (a byte some phrase begins with, not inside a word); hashes the four
+//! bytes at each such place into a bit table of the phrases' first four bytes (8 KB, stays in
+//! cache); and only on a hit compares the phrases that begin that way.
+//!
+//! Written here rather than taken from the aho-corasick crate (used before): its automaton
+//! pays a dependent table load on every byte of every text, and on rule-sized phrase sets
+//! that was several times the cost of this filter, which is most of a tool's classification.
+
+use rustc_hash::FxHashMap as HashMap;
+
+/// Which texts a phrase is looked for in.
+pub mod scope {
+    /// The tool's description.
+    pub const DESCRIPTION: u8 = 1;
+    /// Descriptions, titles and defaults inside the input schema.
+    pub const SCHEMA: u8 = 2;
+}
+
+/// A phrase found: its id, which text (0 for the description), and its byte range there.
+#[derive(Debug, Clone, Copy)]
+pub struct PhraseHit {
+    pub id: u32,
+    pub text: u32,
+    pub start: usize,
+    pub end: usize,
+}
+
+#[derive(Debug)]
+struct Phrase {
+    /// Lowercased when `fold`.
+    text: String,
+    /// Ends with `*` in the rules: it may end inside a word.
+    prefix: bool,
+    /// Compared ignoring ASCII case.
+    fold: bool,
+    /// `scope` bits.
+    scope: u8,
+}
+
+/// Every rule phrase, indexed for search.
+#[derive(Debug, Default)]
+pub struct PhraseIndex {
+    phrases: Vec<Phrase>,
+    /// Per byte: whether it begins a phrase of four bytes or more (`LONG`), or a shorter one
+    /// (`SHORT`); both cases for case-folded phrases.
+    class: Vec<u8>,
+    /// Some phrase begins with a blank, so blanks are places to look too.
+    blank_first: bool,
+    /// One bit per hashed (case-folded) leading four bytes of a phrase of four bytes or more.
+    bloom: Vec<u64>,
+    /// Phrases of four bytes or more, by their case-folded leading four bytes.
+    long: HashMap<u32, Vec<u32>>,
+    /// Phrases of one to three bytes, by their lowercased first byte.
+    short: HashMap<u8, Vec<u32>>,
+}
+
+/// Size of the filter's bit table: 8 KB, and few false hits for hundreds of phrases.
+const BLOOM_BITS: usize = 1 << 16;
+
+const LONG: u8 = 1;
+const SHORT: u8 = 2;
+
+impl PhraseIndex {
+    /// Adds phrases (a trailing `*` makes a prefix) for the texts in `scope`; returns their ids.
+    /// Call [`PhraseIndex::build`] after the last one.
+    pub fn add(&mut self, ps: &[String], fold: bool, scope: u8) -> Vec<u32> {
+        ps.iter()
+            .map(|p| {
+                let prefix = p.ends_with('*');
+                let text = p.trim_end_matches('*');
+                let text = if fold {
+                    text.to_lowercase()
+                } else {
+                    text.to_string()
+                };
+                if let Some(i) = self
+                    .phrases
+                    .iter()
+                    .position(|q| q.text == text && q.prefix == prefix && q.fold == fold)
+                {
+                    self.phrases[i].scope |= scope;
+                    return i as u32;
+                }
+                self.phrases.push(Phrase {
+                    text,
+                    prefix,
+                    fold,
+                    scope,
+                });
+                (self.phrases.len() - 1) as u32
+            })
+            .collect()
+    }
+
+    /// Builds the search tables.
+    pub fn build(&mut self) {
+        self.class = vec![0; 256];
+        self.blank_first = false;
+        self.bloom = vec![0; BLOOM_BITS / 64];
+        self.long.clear();
+        self.short.clear();
+        for (id, p) in self.phrases.iter().enumerate() {
+            let bytes = p.text.as_bytes();
+            let Some(&first) = bytes.first() else {
+                continue;
+            };
+            let kind = if bytes.len() >= 4 { LONG } else { SHORT };
+            self.blank_first |= first <= b' ';
+            self.class[first as usize] |= kind;
+            if p.fold {
+                self.class[first.to_ascii_uppercase() as usize] |= kind;
+                self.class[first.to_ascii_lowercase() as usize] |= kind;
+            }
+            if kind == LONG {
+                let key = key4(bytes);
+                let bit = bloom_bit(key);
+                self.bloom[bit / 64] |= 1 << (bit % 64);
+                self.long.entry(key).or_default().push(id as u32);
+            } else {
+                let b = first.to_ascii_lowercase();
+                self.short.entry(b).or_default().push(id as u32);
+            }
+        }
+    }
+
+    /// Adds to `hits` every phrase of `scope` found in `text` at word boundaries, the first
+    /// place of each; `index` says which text this is.
+    pub fn find(&self, text: &str, index: u32, scope: u8, hits: &mut Vec<PhraseHit>) {
+        if self.phrases.is_empty() {
+            return;
+        }
+        let bytes = text.as_bytes();
+        let mut prev_word_carry = 0u64;
+        for (c, chunk) in bytes.chunks(64).enumerate() {
+            let (word, blank) = classify_chunk(chunk);
+            // A phrase cannot start inside a word (this byte and the one before are word
+            // bytes), nor at a blank.
+            let inside = word & ((word << 1) | prev_word_carry);
+            prev_word_carry = word >> 63;
+            let base = c * 64;
+            let blank = if self.blank_first { 0 } else { blank };
+            let mut candidates = !(inside | blank);
+            if chunk.len() < 64 {
+                candidates &= (1u64 << chunk.len()) - 1;
+            }
+            while candidates != 0 {
+                let i = base + candidates.trailing_zeros() as usize;
+                candidates &= candidates - 1;
+                let class = self.class[bytes[i] as usize];
+                if class & LONG != 0 {
+                    if let Some(four) = bytes.get(i..i + 4) {
+                        let key = key4(four);
+                        let bit = bloom_bit(key);
+                        if self.bloom[bit / 64] >> (bit % 64) & 1 == 1 {
+                            if let Some(ids) = self.long.get(&key) {
+                                self.check(ids, bytes, i, index, scope, hits);
+                            }
+                        }
+                    }
+                }
+                if class & SHORT != 0 {
+                    if let Some(ids) = self.short.get(&bytes[i].to_ascii_lowercase()) {
+                        self.check(ids, bytes, i, index, scope, hits);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Records each of `ids` in `scope` that occurs at `start` and ends at a word boundary.
+    fn check(
+        &self,
+        ids: &[u32],
+        bytes: &[u8],
+        start: usize,
+        index: u32,
+        scope: u8,
+        hits: &mut Vec<PhraseHit>,
+    ) {
+        for &id in ids {
+            let p = &self.phrases[id as usize];
+            if p.scope & scope == 0 {
+                continue;
+            }
+            let phrase = p.text.as_bytes();
+            let end = start + phrase.len();
+            let Some(found) = bytes.get(start..end) else {
+                continue;
+            };
+            let same = if p.fold {
+                found.eq_ignore_ascii_case(phrase)
+            } else {
+                found == phrase
+            };
+            let end_ok =
+                p.prefix || end == bytes.len() || !is_word(bytes[end]) || !is_word(bytes[end - 1]);
+            if same && end_ok && !hits.iter().any(|h| h.id == id) {
+                hits.push(PhraseHit {
+                    id,
+                    text: index,
+                    start,
+                    end,
+                });
+            }
+        }
+    }
+}
+
+/// The first four bytes as one number, ASCII case folded by setting the 0x20 bit of each.
+/// That also merges a few punctuation pairs (`[` and `{`): fine for a filter, as the compare
+/// that follows is exact.
+fn key4(bytes: &[u8]) -> u32 {
+    u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]) | 0x2020_2020
+}
+
+/// Where a key falls in the filter's bit table.
+fn bloom_bit(key: u32) -> usize {
+    (key.wrapping_mul(0x9E37_79B1) >> 16) as usize
+}
+
+/// Bit masks of up to 64 bytes: which are word bytes, and which are blanks (space, control).
+///
+/// Eight bytes at a time in a `u64` (SWAR), so the scan does a few arithmetic operations per
+/// byte and no table loads or branches; see `is_word` for the definition it must agree with.
+fn classify_chunk(chunk: &[u8]) -> (u64, u64) {
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    const LOW7: u64 = 0x7F7F_7F7F_7F7F_7F7F;
+    /// Per byte (high bits clear): the high bit is set where the byte is at least `n`.
+    fn at_least(y: u64, n: u8) -> u64 {
+        y.wrapping_add(u64::from_ne_bytes([0x80 - n; 8])) & HIGH
+    }
+    /// The high bit of each byte, gathered into the low eight bits.
+    fn gather(m: u64) -> u64 {
+        ((m >> 7).wrapping_mul(0x0102_0408_1020_4080)) >> 56
+    }
+    let (mut word, mut blank) = (0u64, 0u64);
+    for (k, part) in chunk.chunks(8).enumerate() {
+        let mut buf = [0u8; 8];
+        buf[..part.len()].copy_from_slice(part);
+        let x = u64::from_le_bytes(buf);
+        let ascii = !x & HIGH;
+        let y = x & LOW7;
+        let lower = y | 0x2020_2020_2020_2020;
+        let alpha = at_least(lower, b'a') & !at_least(lower, b'z' + 1);
+        let digit = at_least(y, b'0') & !at_least(y, b'9' + 1);
+        let u = y ^ 0x5F5F_5F5F_5F5F_5F5F;
+        let underscore = !((u & LOW7).wrapping_add(LOW7) | u) & HIGH;
+        let w = (alpha | digit | underscore) & ascii;
+        let b = !at_least(y, b' ' + 1) & ascii;
+        word |= gather(w) << (8 * k);
+        blank |= gather(b) << (8 * k);
+    }
+    (word, blank)
+}
+
+/// A word byte, for phrase boundaries: ASCII letters, digits and `_`.
+fn is_word(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_'
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn index(phrases: &[(&str, bool, u8)]) -> PhraseIndex {
+        let mut ix = PhraseIndex::default();
+        for &(p, fold, scope) in phrases {
+            ix.add(&[p.to_string()], fold, scope);
+        }
+        ix.build();
+        ix
+    }
+
+    fn found(ix: &PhraseIndex, text: &str, scope: u8) -> Vec<(u32, usize, usize)> {
+        let mut hits = Vec::new();
+        ix.find(text, 0, scope, &mut hits);
+        hits.iter().map(|h| (h.id, h.start, h.end)).collect()
+    }
+
+    #[test]
+    fn chunk_masks_agree_with_byte_tests() {
+        let bytes: Vec<u8> = (0..=255u8).collect();
+        for chunk in bytes.chunks(64) {
+            let (word, blank) = classify_chunk(chunk);
+            for (j, &b) in chunk.iter().enumerate() {
+                assert_eq!(word >> j & 1 == 1, is_word(b), "word {b:#x}");
+                assert_eq!(blank >> j & 1 == 1, b <= b' ', "blank {b:#x}");
+            }
+        }
+        let (word, _) = classify_chunk(b"ab_9 ");
+        assert_eq!(word, 0b01111);
+    }
+
+    #[test]
+    fn finds_phrases_at_word_boundaries_only() {
+        use scope::DESCRIPTION as D;
+        let ix = index(&[
+            ("delete", true, D),
+            ("db", true, D),
+            ("exfiltrat*", true, D),
+        ]);
+        assert_eq!(found(&ix, "Deletes a row", D), vec![]);
+        assert_eq!(found(&ix, "will DELETE it", D), vec![(0, 5, 11)]);
+        assert_eq!(found(&ix, "undelete", D), vec![]);
+        assert_eq!(found(&ix, "the db.", D), vec![(1, 4, 6)]);
+        assert_eq!(found(&ix, "dbs", D), vec![]);
+        assert_eq!(found(&ix, "then exfiltrates", D), vec![(2, 5, 14)]);
+    }
+
+    #[test]
+    fn punctuation_phrases_start_anywhere_and_overlaps_are_all_found() {
+        use scope::DESCRIPTION as D;
+        let ix = index(&[
+            ("~/.ssh", true, D),
+            (".ssh/id_rsa", true, D),
+            ("id_rsa", true, D),
+            ("<important>", true, D),
+        ]);
+        let hits = found(&ix, "read ~/.ssh/id_rsa then", D);
+        assert_eq!(hits, vec![(0, 5, 11), (1, 7, 18), (2, 12, 18)]);
+        assert_eq!(found(&ix, "x<IMPORTANT>y", D), vec![(3, 1, 12)]);
+    }
+
+    #[test]
+    fn case_scope_and_chunk_edges() {
+        use scope::{DESCRIPTION as D, SCHEMA as S};
+        let ix = index(&[("Ignore Me", false, D), ("keep this secret", true, D | S)]);
+        assert_eq!(found(&ix, "ignore me", D), vec![]);
+        assert_eq!(found(&ix, "Ignore Me", D), vec![(0, 0, 9)]);
+        assert_eq!(found(&ix, "Ignore Me", S), vec![]);
+        // A phrase straddling the 64-byte chunk boundary, and one inside a word there.
+        let text = format!("{}keep this secret", "a ".repeat(30));
+        assert_eq!(found(&ix, &text, S), vec![(1, 60, 76)]);
+        let text = format!("{}keep this secret", "a".repeat(62));
+        assert_eq!(found(&ix, &text, S), vec![]);
+    }
+}
