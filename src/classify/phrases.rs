@@ -134,6 +134,7 @@ impl PhraseIndex {
             return;
         }
         let bytes = text.as_bytes();
+        let before = hits.len();
         let mut prev_word_carry = 0u64;
         for (c, chunk) in bytes.chunks(64).enumerate() {
             let (word, blank) = classify_chunk(chunk);
@@ -169,6 +170,9 @@ impl PhraseIndex {
                 }
             }
         }
+        // In the order the phrases end, so the first hit of a rule is its shortest at a place
+        // ("UPDATE" before "UPDATE,"), whatever order the rules list them in.
+        hits[before..].sort_by_key(|h| (h.end, h.start));
     }
 
     /// Records each of `ids` in `scope` that occurs at `start` and ends at a word boundary.
