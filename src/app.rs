@@ -22,11 +22,12 @@ pub fn run(cli: crate::cli::Cli) -> Result<u8> {
             let Assessed {
                 servers,
                 any_failed,
-                raw_tools,
+                mut raw_tools,
                 settings,
             } = load_and_assess(&args.target, &args.assess, args.output.quiet)?;
             if let Some(lock_path) = &args.lock {
-                let pairs: Vec<_> = servers.iter().cloned().zip(raw_tools).collect();
+                let raw = std::mem::take(&mut raw_tools);
+                let pairs: Vec<_> = servers.iter().cloned().zip(raw).collect();
                 let text = crate::lock::Lock::from_assessments(&pairs).to_text();
                 emit(Some(lock_path), |out| {
                     out.write_all(text.as_bytes()).map_err(io_err)
@@ -70,7 +71,11 @@ pub fn run(cli: crate::cli::Cli) -> Result<u8> {
             }
             note_written(&args.output);
             let fail_on = args.fail_on.or(settings.project.fail_on_value());
-            Ok(exit_for(&servers, fail_on, any_failed))
+            let code = exit_for(&servers, fail_on, any_failed);
+            // The process ends next: handing every tool's JSON and verdict back to the
+            // allocator piece by piece would cost a millisecond or more on a large list.
+            std::mem::forget((servers, raw_tools, policy));
+            Ok(code)
         }
         Command::Policy(args) => {
             let Assessed {
@@ -438,8 +443,8 @@ pub fn assess_targets(
         let origin = origin_of(&f.target);
         match f.list {
             Ok(list) => {
-                raw_tools.push(list.tools.iter().map(|t| t.raw.clone()).collect());
-                servers.push(assess_in(&engine, ctx, list, &settings))
+                servers.push(assess_in(&engine, ctx, &list, &settings));
+                raw_tools.push(list.tools.into_iter().map(|t| t.raw).collect());
             }
             Err(e) => {
                 any_failed = true;

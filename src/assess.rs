@@ -49,7 +49,7 @@ pub fn assess(
             source: source.to_string(),
             ..Context::default()
         },
-        list,
+        &list,
         settings,
     )
 }
@@ -97,7 +97,7 @@ pub fn failed(engine: &Engine, ctx: Context, error: String) -> ServerAssessment 
 pub fn assess_in(
     engine: &Engine,
     ctx: Context,
-    list: ToolList,
+    list: &ToolList,
     settings: &Settings,
 ) -> ServerAssessment {
     let rules = engine.rules();
@@ -163,7 +163,7 @@ pub fn assess_in(
         auth,
         tools,
         findings: all_findings,
-        errors: list.errors,
+        errors: list.errors.clone(),
     }
 }
 

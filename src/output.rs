@@ -10,7 +10,7 @@ pub fn emit(path: Option<&str>, write: impl FnOnce(&mut dyn Write) -> Result<()>
     match path {
         None | Some("-") => {
             let stdout = std::io::stdout();
-            let mut lock = std::io::BufWriter::new(stdout.lock());
+            let mut lock = std::io::BufWriter::with_capacity(64 * 1024, stdout.lock());
             write(&mut lock)?;
             match lock.flush() {
                 Ok(()) => Ok(()),

@@ -18,8 +18,14 @@ pub struct ToolList {
 }
 
 /// Reads at most [`MAX_INPUT_BYTES`] from `reader`; `origin` names the input in messages.
-pub fn read_limited(mut reader: impl Read, origin: &str) -> Result<Vec<u8>> {
-    let mut buf = Vec::new();
+pub fn read_limited(reader: impl Read, origin: &str) -> Result<Vec<u8>> {
+    read_limited_sized(reader, origin, 0)
+}
+
+/// Like [`read_limited`], with room for `expected` bytes made up front (a file's size), so a
+/// large list is read into one buffer instead of one that doubles and copies as it grows.
+fn read_limited_sized(mut reader: impl Read, origin: &str, expected: u64) -> Result<Vec<u8>> {
+    let mut buf = Vec::with_capacity(expected.min(MAX_INPUT_BYTES) as usize + 1);
     reader
         .by_ref()
         .take(MAX_INPUT_BYTES + 1)
@@ -45,6 +51,7 @@ pub fn load(path: &str) -> Result<ToolList> {
     } else {
         let file = std::fs::File::open(path)
             .map_err(|e| Error::new(format!("{path}: cannot open: {e}")))?;
+        let mut expected = 0;
         if let Ok(meta) = file.metadata() {
             if meta.is_dir() {
                 return Err(Error::new(format!(
@@ -55,8 +62,11 @@ pub fn load(path: &str) -> Result<ToolList> {
             if meta.is_file() && meta.len() > MAX_INPUT_BYTES {
                 return Err(too_large(path));
             }
+            if meta.is_file() {
+                expected = meta.len();
+            }
         }
-        read_limited(file, path)?
+        read_limited_sized(file, path, expected)?
     };
     let origin = if path == "-" { "standard input" } else { path };
     parse(&bytes, origin)

@@ -85,9 +85,9 @@ pub struct Verdict {
 
 /// Where an action word was found, and how much it counts.
 #[derive(Debug, Clone)]
-struct VerbHit {
+struct VerbHit<'a> {
     id: u32,
-    word: String,
+    word: std::borrow::Cow<'a, str>,
     origin: VerbOrigin,
     factor: f64,
 }
@@ -106,7 +106,7 @@ struct Resolved<'a> {
     tool: &'a Tool,
     f: &'a Features<'a>,
     name_ids: Vec<u32>,
-    verbs: Vec<VerbHit>,
+    verbs: Vec<VerbHit<'a>>,
     lead: Option<(u32, &'a str)>,
     prop_keys: Vec<u32>,
     prop_words: Vec<(u32, usize)>,
@@ -271,7 +271,7 @@ impl Engine {
         let name_ids: Vec<u32> = f.name_words.iter().map(|w| self.lookup(w)).collect();
         let is_verb = |id: u32| id != NONE && self.verbs[id as usize];
         let lead_ids: Vec<u32> = f.lead_words.iter().map(|w| self.lookup(w)).collect();
-        let mut verbs: Vec<VerbHit> = Vec::new();
+        let mut verbs: Vec<VerbHit> = Vec::with_capacity(4);
         // Name verbs match exactly: a plural noun ("messages") is not a verb.
         let exact = |w: &str| self.words.get(w).copied().filter(|&id| is_verb(id));
         let name_verbs: Vec<(u32, &str)> = f
@@ -295,7 +295,7 @@ impl Engine {
             };
             verbs.push(VerbHit {
                 id,
-                word: word.to_string(),
+                word: word.into(),
                 origin: VerbOrigin::Name,
                 factor,
             });
@@ -304,7 +304,7 @@ impl Engine {
             if let Some(i) = lead_ids.iter().position(|&id| is_verb(id)) {
                 verbs.push(VerbHit {
                     id: lead_ids[i],
-                    word: f.lead_words.get(i).to_string(),
+                    word: f.lead_words.get(i).into(),
                     origin: VerbOrigin::Description,
                     factor: 1.0,
                 });
@@ -314,24 +314,26 @@ impl Engine {
         let filters = verbs.iter().any(|v| {
             v.factor >= 1.0 && v.origin == VerbOrigin::Name && self.filter_verbs.contains(&v.id)
         });
-        for p in &f.properties {
-            if filters || !self.mode_keys.contains(&p.key) {
+        for (pi, p) in f.properties.iter().enumerate() {
+            let key = f.key(pi);
+            if filters || !self.mode_keys.iter().any(|k| k == key) {
                 continue;
             }
-            if !p.values.is_empty() {
-                for v in &p.values {
+            let values = f.values_of(pi);
+            if !values.is_empty() {
+                for v in values {
                     scratch.clear();
                     super::words::split_identifier(v, &mut scratch);
                     if let Some(id) = scratch.first().and_then(&exact) {
                         verbs.push(VerbHit {
                             id,
-                            word: v.to_string(),
+                            word: (*v).into(),
                             origin: VerbOrigin::Mode(p.name.to_string()),
                             factor: 1.0,
                         });
                     }
                 }
-            } else if p.free_text && self.mode_text_keys.contains(&p.key) {
+            } else if p.free_text && self.mode_text_keys.iter().any(|k| k == key) {
                 if let Some(text) = p.description {
                     scratch.clear();
                     super::words::leading_words_into(text, 60, &mut scratch);
@@ -340,7 +342,7 @@ impl Engine {
                             if !verbs.iter().any(|v| v.id == id) {
                                 verbs.push(VerbHit {
                                     id,
-                                    word: w.to_string(),
+                                    word: w.to_string().into(),
                                     origin: VerbOrigin::Mode(p.name.to_string()),
                                     factor: 0.8,
                                 });
@@ -357,15 +359,15 @@ impl Engine {
         let mut prop_keys = Vec::with_capacity(f.properties.len());
         let mut prop_words = Vec::new();
         let mut enum_words = Vec::new();
-        for (pi, p) in f.properties.iter().enumerate() {
-            prop_keys.push(self.words.get(&p.key).copied().unwrap_or(NONE));
-            for w in p.words.iter() {
+        for pi in 0..f.properties.len() {
+            prop_keys.push(self.words.get(f.key(pi)).copied().unwrap_or(NONE));
+            for w in f.words_of(pi) {
                 let id = self.lookup(w);
                 if id != NONE {
                     prop_words.push((id, pi));
                 }
             }
-            for (vi, v) in p.values.iter().enumerate() {
+            for (vi, v) in f.values_of(pi).iter().enumerate() {
                 scratch.clear();
                 super::words::split_identifier(v, &mut scratch);
                 for w in scratch.iter() {
@@ -694,7 +696,7 @@ fn evidence(rule: &Rule, detail: String) -> Evidence {
 
 fn enum_detail(r: &Resolved, pi: usize, vi: usize) -> String {
     let p = &r.f.properties[pi];
-    format!("argument '{}' accepts '{}'", p.name, p.values[vi])
+    format!("argument '{}' accepts '{}'", p.name, r.f.values_of(pi)[vi])
 }
 
 /// The first hit among `ids`, quoted with a little context.

@@ -1,7 +1,7 @@
 //! What the rules look at, extracted once per tool: name words, the action word, the
 //! description's phrases, and the input schema's properties and enum values.
 
-use super::words::{leading_words_into, normalize_key, split_identifier, Words};
+use super::words::{leading_words_into, split_identifier, Words};
 use crate::model::Tool;
 use serde_json::Value;
 
@@ -11,21 +11,20 @@ const MAX_SCHEMA_NODES: usize = 2_000;
 /// How many leading description words may hold the description's action word.
 const LEAD_WINDOW: usize = 8;
 
-/// One property of the input schema.
-#[derive(Debug, Default)]
+/// One property of the input schema. Its key, words and values live in the tool's
+/// [`Features`] (one buffer each for all properties, not three allocations per property).
+#[derive(Debug, Default, Clone, Copy)]
 pub struct Property<'a> {
     /// As written in the schema.
     pub name: &'a str,
     /// The property's own description, if it has one.
     pub description: Option<&'a str>,
-    /// Lowercase, separators removed.
-    pub key: String,
-    /// The name split into lowercase words.
-    pub words: Words,
     /// Takes free text: a string (or an array of strings) with no enum or const.
     pub free_text: bool,
-    /// Enum and const values that are strings, as written.
-    pub values: Vec<&'a str>,
+    /// Its words: a range of `Features::prop_words`.
+    words: (u32, u32),
+    /// Its enum and const values: a range of `Features::values`.
+    values: (u32, u32),
 }
 
 /// Everything the rules read about one tool.
@@ -35,6 +34,12 @@ pub struct Features<'a> {
     /// Leading description words, lowercased.
     pub lead_words: Words,
     pub properties: Vec<Property<'a>>,
+    /// Each property's name lowercased with separators removed, in property order.
+    prop_keys: Words,
+    /// Every property's name split into lowercase words.
+    prop_words: Words,
+    /// Every property's enum and const values that are strings, as written.
+    values: Vec<&'a str>,
     /// Descriptions, titles and string defaults inside the schema, where they are (bounded).
     pub schema_texts: Vec<&'a str>,
     /// The boolean annotations the server set, such as `readOnlyHint`.
@@ -61,8 +66,7 @@ impl<'a> Features<'a> {
             }
         }
         SchemaWalk {
-            properties: &mut f.properties,
-            texts: &mut f.schema_texts,
+            features: &mut f,
             schema_budget: MAX_SCHEMA_NODES,
             text_budget: MAX_SCHEMA_NODES,
             room: MAX_SCHEMA_TEXT,
@@ -75,12 +79,71 @@ impl<'a> Features<'a> {
     pub fn hint(&self, key: &str) -> Option<bool> {
         self.hints.iter().find(|(k, _)| *k == key).map(|&(_, v)| v)
     }
+
+    /// Property `i`'s name, lowercase with separators removed (`force_stop` is `forcestop`).
+    pub fn key(&self, i: usize) -> &str {
+        self.prop_keys.get(i)
+    }
+
+    /// Property `i`'s name split into lowercase words.
+    pub fn words_of(&self, i: usize) -> impl Iterator<Item = &str> + '_ {
+        let (start, end) = self.properties[i].words;
+        (start as usize..end as usize).map(|w| self.prop_words.get(w))
+    }
+
+    /// Property `i`'s enum and const values that are strings, as written.
+    pub fn values_of(&self, i: usize) -> &[&'a str] {
+        let (start, end) = self.properties[i].values;
+        &self.values[start as usize..end as usize]
+    }
+
+    /// Adds a property: its name, words, description, and whether it takes free text.
+    fn add_property(&mut self, name: &'a str, sub: &'a Value) {
+        self.prop_keys.push_key(name);
+        let words_start = self.prop_words.len() as u32;
+        split_identifier(name, &mut self.prop_words);
+        let values_start = self.values.len() as u32;
+        let mut description = None;
+        let mut string_items = false;
+        if let Value::Object(m) = sub {
+            for (k, v) in m {
+                match k.as_str() {
+                    "description" => description = v.as_str(),
+                    "items" => {
+                        string_items = v.get("type").and_then(Value::as_str) == Some("string")
+                    }
+                    _ => {}
+                }
+            }
+        }
+        let mut shape = Shape::default();
+        collect_shape(sub, 0, &mut shape, &mut self.values);
+        let has_values = self.values.len() as u32 > values_start;
+        let has_string = shape.string || (string_items && !shape.other);
+        self.properties.push(Property {
+            name,
+            description,
+            free_text: !has_values && (has_string || !shape.any),
+            words: (words_start, self.prop_words.len() as u32),
+            values: (values_start, self.values.len() as u32),
+        });
+    }
+}
+
+/// The types a property allows, as far as the free-text test needs them.
+#[derive(Default)]
+struct Shape {
+    /// Some type at all (or an enum or a non-string const).
+    any: bool,
+    /// `string` among them.
+    string: bool,
+    /// A type other than `array` and `null` among them.
+    other: bool,
 }
 
 /// One pass over the input schema, gathering its properties and its texts, within budgets.
 struct SchemaWalk<'a, 'f> {
-    properties: &'f mut Vec<Property<'a>>,
-    texts: &'f mut Vec<&'a str>,
+    features: &'f mut Features<'a>,
     /// Schema nodes left to read properties from.
     schema_budget: usize,
     /// JSON nodes left to read texts from.
@@ -158,7 +221,7 @@ impl<'a> SchemaWalk<'a, '_> {
             if self.schema_budget == 0 {
                 break;
             }
-            self.properties.push(property(name, sub));
+            self.features.add_property(name, sub);
             match sub {
                 // Not a schema, but text a model would read all the same.
                 Value::String(s)
@@ -178,36 +241,10 @@ impl<'a> SchemaWalk<'a, '_> {
             cut -= 1;
         }
         if cut > 0 {
-            self.texts.push(&s[..cut]);
+            self.features.schema_texts.push(&s[..cut]);
             self.room -= cut;
         }
     }
-}
-
-/// One property: its name, words, description, and whether it takes free text.
-fn property<'a>(name: &'a str, sub: &'a Value) -> Property<'a> {
-    let mut p = Property {
-        name,
-        key: normalize_key(name),
-        ..Property::default()
-    };
-    split_identifier(name, &mut p.words);
-    let mut types: Vec<&str> = Vec::new();
-    let mut string_items = false;
-    if let Value::Object(m) = sub {
-        for (k, v) in m {
-            match k.as_str() {
-                "description" => p.description = v.as_str(),
-                "items" => string_items = v.get("type").and_then(Value::as_str) == Some("string"),
-                _ => {}
-            }
-        }
-    }
-    collect_shape(sub, 0, &mut types, &mut p.values);
-    let has_string = types.contains(&"string")
-        || (string_items && types.iter().all(|&t| t == "array" || t == "null"));
-    p.free_text = p.values.is_empty() && (has_string || types.is_empty());
-    p
 }
 
 /// Most schema text gathered for scanning; hostile text past this is still bounded work.
@@ -217,7 +254,7 @@ const MAX_SCHEMA_TEXT: usize = 256 * 1024;
 fn collect_shape<'a>(
     schema: &'a Value,
     depth: usize,
-    types: &mut Vec<&'a str>,
+    shape: &mut Shape,
     values: &mut Vec<&'a str>,
 ) {
     if depth > 4 {
@@ -225,27 +262,36 @@ fn collect_shape<'a>(
     }
     let Value::Object(map) = schema else { return };
     let mut has_enum = false;
+    let add_type = |shape: &mut Shape, t: &str| {
+        shape.any = true;
+        shape.string |= t == "string";
+        shape.other |= t != "array" && t != "null";
+    };
     for (key, v) in map {
         match (key.as_str(), v) {
-            ("type", Value::String(t)) => types.push(t),
-            ("type", Value::Array(ts)) => types.extend(ts.iter().filter_map(Value::as_str)),
+            ("type", Value::String(t)) => add_type(shape, t),
+            ("type", Value::Array(ts)) => {
+                for t in ts.iter().filter_map(Value::as_str) {
+                    add_type(shape, t);
+                }
+            }
             ("enum", Value::Array(items)) => {
                 values.extend(items.iter().filter_map(Value::as_str));
                 has_enum = true;
             }
             ("const", c) => match c.as_str() {
                 Some(s) => values.push(s),
-                None => types.push("const"),
+                None => add_type(shape, "const"),
             },
             ("anyOf" | "oneOf" | "allOf", Value::Array(variants)) => {
                 for v in variants {
-                    collect_shape(v, depth + 1, types, values);
+                    collect_shape(v, depth + 1, shape, values);
                 }
             }
             _ => {}
         }
     }
-    if has_enum && types.is_empty() {
-        types.push("enum");
+    if has_enum && !shape.any {
+        add_type(shape, "enum");
     }
 }

@@ -41,6 +41,25 @@ impl Words {
         self.ends.clear();
     }
 
+    /// Adds `name` lowercased with separators removed (see [`normalize_key`]) as one word,
+    /// even when that leaves it empty, so keys stay aligned with what they name.
+    pub fn push_key(&mut self, name: &str) {
+        if name.is_ascii() {
+            self.buf.extend(
+                name.bytes()
+                    .filter(u8::is_ascii_alphanumeric)
+                    .map(|b| b.to_ascii_lowercase() as char),
+            );
+        } else {
+            self.buf.extend(
+                name.chars()
+                    .filter(|c| c.is_alphanumeric())
+                    .flat_map(char::to_lowercase),
+            );
+        }
+        self.ends.push(self.buf.len() as u32);
+    }
+
     fn push_char(&mut self, c: char) {
         if c.is_ascii() {
             self.buf.push(c.to_ascii_lowercase());
@@ -193,6 +212,14 @@ mod tests {
 
     #[test]
     fn normalizes_keys() {
+        let mut keys = Words::default();
+        for name in ["force_stop", "$$", "Löschen-Jetzt"] {
+            keys.push_key(name);
+        }
+        assert_eq!(
+            keys.iter().collect::<Vec<_>>(),
+            ["forcestop", "", "löschenjetzt"]
+        );
         assert_eq!(normalize_key("force_stop"), "forcestop");
         assert_eq!(normalize_key("launchOptions"), "launchoptions");
     }

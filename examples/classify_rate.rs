@@ -1,0 +1,58 @@
+//! Classification throughput as the best of many passes over the labelled tools.
+//!
+//! `cargo run --release --example classify_rate`
+//!
+//! The criterion benchmark (`cargo bench --bench classify`) reports means, which on a shared
+//! machine move by a third from run to run with other load. The fastest of many passes is what
+//! the code costs when it has the core to itself, so this is the figure to compare changes by.
+
+use mcprisk::classify::features::Features;
+use mcprisk::classify::{Engine, RuleFile};
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+/// The allocator the `mcprisk` binary uses, so these figures are the product's.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+/// How long to keep taking passes.
+const RUN_FOR: Duration = Duration::from_secs(4);
+
+fn main() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/labels/tools");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .expect("the labelled tool lists")
+        .map(|e| e.expect("a directory entry").path())
+        .collect();
+    files.sort();
+    let mut tools = Vec::new();
+    for path in files {
+        let bytes = std::fs::read(&path).expect("a labelled tool list");
+        let list = mcprisk::toollist::parse(&bytes, &path.display().to_string())
+            .expect("a valid tool list");
+        tools.extend(list.tools);
+    }
+    let engine = Engine::new(RuleFile::embedded());
+    let (mut classify, mut features) = (Duration::MAX, Duration::MAX);
+    let start = Instant::now();
+    while start.elapsed() < RUN_FOR {
+        let t = Instant::now();
+        for tool in &tools {
+            black_box(engine.classify(black_box(tool)));
+        }
+        classify = classify.min(t.elapsed());
+        let t = Instant::now();
+        for tool in &tools {
+            black_box(Features::of(black_box(tool)));
+        }
+        features = features.min(t.elapsed());
+    }
+    let n = tools.len() as f64;
+    println!(
+        "{} tools, best pass: classify {:.0} tools/s ({:.2} µs a tool); features alone {:.0} tools/s",
+        tools.len(),
+        n / classify.as_secs_f64(),
+        classify.as_secs_f64() * 1e6 / n,
+        n / features.as_secs_f64(),
+    );
+}
