@@ -103,26 +103,13 @@ impl<'a> Features<'a> {
         let words_start = self.prop_words.len() as u32;
         split_identifier(name, &mut self.prop_words);
         let values_start = self.values.len() as u32;
-        let mut description = None;
-        let mut string_items = false;
-        if let Value::Object(m) = sub {
-            for (k, v) in m {
-                match k.as_str() {
-                    "description" => description = v.as_str(),
-                    "items" => {
-                        string_items = v.get("type").and_then(Value::as_str) == Some("string")
-                    }
-                    _ => {}
-                }
-            }
-        }
         let mut shape = Shape::default();
         collect_shape(sub, 0, &mut shape, &mut self.values);
         let has_values = self.values.len() as u32 > values_start;
-        let has_string = shape.string || (string_items && !shape.other);
+        let has_string = shape.string || (shape.string_items && !shape.other);
         self.properties.push(Property {
             name,
-            description,
+            description: shape.description,
             free_text: !has_values && (has_string || !shape.any),
             words: (words_start, self.prop_words.len() as u32),
             values: (values_start, self.values.len() as u32),
@@ -130,9 +117,14 @@ impl<'a> Features<'a> {
     }
 }
 
-/// The types a property allows, as far as the free-text test needs them.
+/// What a property's schema says about it, as far as the rules need: its description, and
+/// the types it allows as far as the free-text test needs them.
 #[derive(Default)]
-struct Shape {
+struct Shape<'a> {
+    /// Its own `description`.
+    description: Option<&'a str>,
+    /// Its `items` are strings.
+    string_items: bool,
     /// Some type at all (or an enum or a non-string const).
     any: bool,
     /// `string` among them.
@@ -254,7 +246,7 @@ const MAX_SCHEMA_TEXT: usize = 256 * 1024;
 fn collect_shape<'a>(
     schema: &'a Value,
     depth: usize,
-    shape: &mut Shape,
+    shape: &mut Shape<'a>,
     values: &mut Vec<&'a str>,
 ) {
     if depth > 4 {
@@ -262,7 +254,7 @@ fn collect_shape<'a>(
     }
     let Value::Object(map) = schema else { return };
     let mut has_enum = false;
-    let add_type = |shape: &mut Shape, t: &str| {
+    let add_type = |shape: &mut Shape<'a>, t: &str| {
         shape.any = true;
         shape.string |= t == "string";
         shape.other |= t != "array" && t != "null";
@@ -287,6 +279,12 @@ fn collect_shape<'a>(
                 for v in variants {
                     collect_shape(v, depth + 1, shape, values);
                 }
+            }
+            ("description", Value::String(d)) if depth == 0 => shape.description = Some(d),
+            ("items", Value::Object(items)) if depth == 0 => {
+                shape.string_items = items
+                    .iter()
+                    .any(|(k, t)| k == "type" && t.as_str() == Some("string"))
             }
             _ => {}
         }

@@ -45,13 +45,15 @@ struct Phrase {
 #[derive(Debug, Default)]
 pub struct PhraseIndex {
     phrases: Vec<Phrase>,
-    /// Per byte: whether it begins a phrase of four bytes or more (`LONG`), or a shorter one
-    /// (`SHORT`); both cases for case-folded phrases.
-    class: Vec<u8>,
+    /// Per scope (description, schema), per byte: whether it begins a phrase of four bytes or
+    /// more (`LONG`), or a shorter one (`SHORT`); both cases for case-folded phrases.
+    class: [Vec<u8>; 2],
     /// Some phrase begins with a blank, so blanks are places to look too.
     blank_first: bool,
-    /// One bit per hashed (case-folded) leading four bytes of a phrase of four bytes or more.
-    bloom: Vec<u64>,
+    /// Per scope: one bit per hashed (case-folded) leading four bytes of a phrase of four bytes
+    /// or more. Separate tables keep the schema texts, searched for few phrases, from stopping
+    /// at the starts of the many description phrases.
+    bloom: [Vec<u64>; 2],
     /// Phrases of four bytes or more, by their case-folded leading four bytes.
     long: HashMap<u32, Vec<u32>>,
     /// Phrases of one to three bytes, by their lowercased first byte.
@@ -98,9 +100,9 @@ impl PhraseIndex {
 
     /// Builds the search tables.
     pub fn build(&mut self) {
-        self.class = vec![0; 256];
+        self.class = [vec![0; 256], vec![0; 256]];
         self.blank_first = false;
-        self.bloom = vec![0; BLOOM_BITS / 64];
+        self.bloom = [vec![0; BLOOM_BITS / 64], vec![0; BLOOM_BITS / 64]];
         self.long.clear();
         self.short.clear();
         for (id, p) in self.phrases.iter().enumerate() {
@@ -110,16 +112,20 @@ impl PhraseIndex {
             };
             let kind = if bytes.len() >= 4 { LONG } else { SHORT };
             self.blank_first |= first <= b' ';
-            self.class[first as usize] |= kind;
-            if p.fold {
-                self.class[first.to_ascii_uppercase() as usize] |= kind;
-                self.class[first.to_ascii_lowercase() as usize] |= kind;
+            for t in scope_tables(p.scope) {
+                let class = &mut self.class[t];
+                class[first as usize] |= kind;
+                if p.fold {
+                    class[first.to_ascii_uppercase() as usize] |= kind;
+                    class[first.to_ascii_lowercase() as usize] |= kind;
+                }
+                if kind == LONG {
+                    let bit = bloom_bit(key4(bytes));
+                    self.bloom[t][bit / 64] |= 1 << (bit % 64);
+                }
             }
             if kind == LONG {
-                let key = key4(bytes);
-                let bit = bloom_bit(key);
-                self.bloom[bit / 64] |= 1 << (bit % 64);
-                self.long.entry(key).or_default().push(id as u32);
+                self.long.entry(key4(bytes)).or_default().push(id as u32);
             } else {
                 let b = first.to_ascii_lowercase();
                 self.short.entry(b).or_default().push(id as u32);
@@ -133,6 +139,9 @@ impl PhraseIndex {
         if self.phrases.is_empty() {
             return;
         }
+        debug_assert!(scope == scope::DESCRIPTION || scope == scope::SCHEMA);
+        let t = usize::from(scope != scope::DESCRIPTION);
+        let (class_of, bloom) = (&self.class[t], &self.bloom[t]);
         let bytes = text.as_bytes();
         let before = hits.len();
         let mut prev_word_carry = 0u64;
@@ -151,12 +160,12 @@ impl PhraseIndex {
             while candidates != 0 {
                 let i = base + candidates.trailing_zeros() as usize;
                 candidates &= candidates - 1;
-                let class = self.class[bytes[i] as usize];
+                let class = class_of[bytes[i] as usize];
                 if class & LONG != 0 {
                     if let Some(four) = bytes.get(i..i + 4) {
                         let key = key4(four);
                         let bit = bloom_bit(key);
-                        if self.bloom[bit / 64] >> (bit % 64) & 1 == 1 {
+                        if bloom[bit / 64] >> (bit % 64) & 1 == 1 {
                             if let Some(ids) = self.long.get(&key) {
                                 self.check(ids, bytes, i, index, scope, hits);
                             }
@@ -212,6 +221,15 @@ impl PhraseIndex {
             }
         }
     }
+}
+
+/// The tables (0 description, 1 schema) a phrase of `scope` goes in.
+fn scope_tables(scope: u8) -> impl Iterator<Item = usize> {
+    [scope::DESCRIPTION, scope::SCHEMA]
+        .into_iter()
+        .enumerate()
+        .filter(move |&(_, s)| scope & s != 0)
+        .map(|(t, _)| t)
 }
 
 /// The first four bytes as one number, ASCII case folded by setting the 0x20 bit of each.
