@@ -357,8 +357,8 @@ impl Engine {
             .position(|&id| id != NONE && self.leads[id as usize])
             .map(|i| (lead_ids[i], f.lead_words.get(i)));
         let mut prop_keys = Vec::with_capacity(f.properties.len());
-        let mut prop_words = Vec::new();
-        let mut enum_words = Vec::new();
+        let mut prop_words = Vec::with_capacity(f.properties.len() * 2);
+        let mut enum_words = Vec::with_capacity(8);
         for pi in 0..f.properties.len() {
             prop_keys.push(self.words.get(f.key(pi)).copied().unwrap_or(NONE));
             for w in f.words_of(pi) {
@@ -378,10 +378,10 @@ impl Engine {
                 }
             }
         }
-        let mut hits = Vec::new();
+        let mut hits = Vec::with_capacity(8);
         self.phrases
             .find(&tool.description, 0, scope::DESCRIPTION, &mut hits);
-        let mut schema_hits = Vec::new();
+        let mut schema_hits = Vec::with_capacity(4);
         for (i, text) in f.schema_texts.iter().enumerate() {
             self.phrases
                 .find(text, i as u32, scope::SCHEMA, &mut schema_hits);
@@ -406,7 +406,7 @@ impl Engine {
         let r = self.resolve(tool, &features);
         let mut scores = [0.0f64; 5];
         // First pass: which rules match and how strongly, without building any text.
-        let mut matched: Vec<usize> = Vec::new();
+        let mut matched: Vec<usize> = Vec::with_capacity(16);
         for (i, (rule, cond)) in self.rules.rules.iter().zip(&self.conds).enumerate() {
             let Some(cond) = cond else { continue };
             let Some(hit) = self.eval(cond, &r, false) else {
@@ -456,7 +456,7 @@ impl Engine {
                 .map(|h| h.detail)
                 .unwrap_or_default()
         };
-        let mut evidence_out: Vec<Evidence> = Vec::new();
+        let mut evidence_out: Vec<Evidence> = Vec::with_capacity(4);
         let mut signals = Vec::new();
         let mut findings = Vec::new();
         let mut raise: Option<Evidence> = None;

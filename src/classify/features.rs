@@ -50,6 +50,9 @@ impl<'a> Features<'a> {
     /// Extracts the features of a tool.
     pub fn of(tool: &'a Tool) -> Features<'a> {
         let mut f = Features::default();
+        f.name_words.reserve(4, tool.name.len());
+        f.lead_words.reserve(LEAD_WINDOW, 64);
+        f.schema_texts.reserve(8);
         split_identifier(&tool.name, &mut f.name_words);
         leading_words_into(&tool.description, LEAD_WINDOW, &mut f.lead_words);
         let mut schema = &Value::Null;
@@ -209,6 +212,10 @@ impl<'a> SchemaWalk<'a, '_> {
         schema_depth: usize,
         texts_on: bool,
     ) {
+        let f = &mut *self.features;
+        f.properties.reserve(props.len());
+        f.prop_keys.reserve(props.len(), props.len() * 10);
+        f.prop_words.reserve(props.len() * 2, props.len() * 10);
         for (name, sub) in props {
             if self.schema_budget == 0 {
                 break;

@@ -35,6 +35,12 @@ impl Words {
         (0..self.len()).map(|i| self.get(i))
     }
 
+    /// Makes room for `words` more words of `bytes` bytes in all.
+    pub fn reserve(&mut self, words: usize, bytes: usize) {
+        self.ends.reserve(words);
+        self.buf.reserve(bytes);
+    }
+
     /// Removes every word, keeping the buffers.
     pub fn clear(&mut self) {
         self.buf.clear();
