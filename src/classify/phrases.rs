@@ -55,9 +55,29 @@ pub struct PhraseIndex {
     /// at the starts of the many description phrases.
     bloom: [Vec<u64>; 2],
     /// Phrases of four bytes or more, by their case-folded leading four bytes.
-    long: HashMap<u32, Vec<u32>>,
+    long: HashMap<u32, Vec<Lead>>,
     /// Phrases of one to three bytes, by their lowercased first byte.
     short: HashMap<u8, Vec<u32>>,
+}
+
+/// A phrase of four bytes or more, with its first eight bytes ready for a one-step compare:
+/// common openings ("the ", "with") hit the filter often, and this turns most of those hits
+/// away without a byte-by-byte compare.
+#[derive(Debug)]
+struct Lead {
+    /// Its first eight bytes (fewer when shorter), folded as `fold8` folds.
+    prefix: u64,
+    /// Which bytes of `prefix` are the phrase's.
+    mask: u64,
+    id: u32,
+}
+
+/// Up to eight bytes as one number, ASCII case folded like `key4`; missing bytes are zero.
+fn fold8(bytes: &[u8]) -> u64 {
+    let mut buf = [0u8; 8];
+    let n = bytes.len().min(8);
+    buf[..n].copy_from_slice(&bytes[..n]);
+    u64::from_le_bytes(buf) | 0x2020_2020_2020_2020
 }
 
 /// Size of the filter's bit table: 8 KB, and few false hits for hundreds of phrases.
@@ -125,7 +145,17 @@ impl PhraseIndex {
                 }
             }
             if kind == LONG {
-                self.long.entry(key4(bytes)).or_default().push(id as u32);
+                let n = bytes.len().min(8);
+                let mask = if n == 8 {
+                    u64::MAX
+                } else {
+                    (1u64 << (8 * n)) - 1
+                };
+                self.long.entry(key4(bytes)).or_default().push(Lead {
+                    prefix: fold8(bytes) & mask,
+                    mask,
+                    id: id as u32,
+                });
             } else {
                 let b = first.to_ascii_lowercase();
                 self.short.entry(b).or_default().push(id as u32);
@@ -166,8 +196,13 @@ impl PhraseIndex {
                         let key = key4(four);
                         let bit = bloom_bit(key);
                         if bloom[bit / 64] >> (bit % 64) & 1 == 1 {
-                            if let Some(ids) = self.long.get(&key) {
-                                self.check(ids, bytes, i, index, scope, hits);
+                            if let Some(leads) = self.long.get(&key) {
+                                let here = fold8(&bytes[i..]);
+                                for lead in leads {
+                                    if here & lead.mask == lead.prefix {
+                                        self.check(&[lead.id], bytes, i, index, scope, hits);
+                                    }
+                                }
                             }
                         }
                     }
