@@ -395,4 +395,71 @@ mod tests {
         let text = format!("{}keep this secret", "a".repeat(62));
         assert_eq!(found(&ix, &text, S), vec![]);
     }
+
+    /// Every occurrence the slow way: each phrase at each byte, with the same boundary rules.
+    fn naive(ix: &PhraseIndex, text: &str, scope: u8) -> Vec<(u32, usize, usize)> {
+        let b = text.as_bytes();
+        let mut out: Vec<(u32, usize, usize)> = Vec::new();
+        for (id, p) in ix.phrases.iter().enumerate() {
+            if p.scope & scope == 0 {
+                continue;
+            }
+            let ph = p.text.as_bytes();
+            for i in 0..b.len() {
+                let Some(found) = b.get(i..i + ph.len()) else {
+                    break;
+                };
+                let same = if p.fold {
+                    found.eq_ignore_ascii_case(ph)
+                } else {
+                    found == ph
+                };
+                let end = i + ph.len();
+                let start_ok = i == 0 || !is_word(b[i - 1]) || !is_word(b[i]);
+                let end_ok = p.prefix || end == b.len() || !is_word(b[end]) || !is_word(b[end - 1]);
+                if same && start_ok && end_ok {
+                    out.push((id as u32, i, end));
+                    break;
+                }
+            }
+        }
+        out.sort_by_key(|&(_, s, e)| (e, s));
+        out
+    }
+
+    #[test]
+    fn agrees_with_a_naive_search_on_generated_text() {
+        use scope::{DESCRIPTION as D, SCHEMA as S};
+        let ix = index(&[
+            ("the user", true, D),
+            ("the", true, D | S),
+            ("user's", true, D),
+            ("ab", true, D),
+            ("b", true, S),
+            ("~/.ssh", true, D | S),
+            ("DROP", false, D),
+            ("drop table*", true, D),
+            ("x_y", true, D),
+            (" lead", true, D),
+        ]);
+        // A small alphabet so phrases, near misses and boundaries all turn up often.
+        let alphabet = b"theusr'sabTHEUDROPdrop table~/.ssh x_y\n-_.lead\xc3\xa9";
+        let mut seed = 0x2545_f491_4f6c_dd1d_u64;
+        for round in 0..3000 {
+            let len = (round % 150) + 1;
+            let mut text = Vec::with_capacity(len);
+            for _ in 0..len {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                text.push(alphabet[(seed % alphabet.len() as u64) as usize]);
+            }
+            let text = String::from_utf8_lossy(&text).into_owned();
+            for scope in [D, S] {
+                let mut got = found(&ix, &text, scope);
+                got.sort_by_key(|&(_, s, e)| (e, s));
+                assert_eq!(got, naive(&ix, &text, scope), "{text:?} scope {scope}");
+            }
+        }
+    }
 }
