@@ -130,16 +130,24 @@ impl Catalog {
                 body: Body::Embedded(e.json),
             })
             .collect();
+        // Ids compare without case; an index keeps a directory of many records linear.
+        let mut by_id: std::collections::HashMap<String, usize> = entries
+            .iter()
+            .enumerate()
+            .map(|(i, e)| (e.id.to_ascii_lowercase(), i))
+            .collect();
         for dir in dirs {
             for path in record_files(dir)? {
                 let rec = parse_record(&path)?;
                 let entry = Entry::from_record(rec, path.display().to_string());
-                match entries
-                    .iter_mut()
-                    .find(|e| e.id.eq_ignore_ascii_case(&entry.id))
-                {
-                    Some(slot) => *slot = entry,
-                    None => entries.push(entry),
+                match by_id.entry(entry.id.to_ascii_lowercase()) {
+                    std::collections::hash_map::Entry::Occupied(slot) => {
+                        entries[*slot.get()] = entry
+                    }
+                    std::collections::hash_map::Entry::Vacant(slot) => {
+                        slot.insert(entries.len());
+                        entries.push(entry);
+                    }
                 }
             }
         }
