@@ -7,6 +7,11 @@ use serde_json::{json, Value};
 fn mcprisk() -> Command {
     let mut c = Command::cargo_bin("mcprisk").unwrap();
     c.env_remove("MCPRISK_CATALOG");
+    // Directory caches go to a per-run place, not the user's.
+    c.env(
+        "MCPRISK_CACHE_DIR",
+        std::env::temp_dir().join(format!("mcprisk-test-cache-{}", std::process::id())),
+    );
     c
 }
 
@@ -330,4 +335,76 @@ fn the_shipped_catalog_lints_clean_and_lists() {
     )
     .unwrap();
     assert!(shown.contains("fingerprint: sha256:"));
+}
+
+#[test]
+fn a_catalog_directory_is_indexed_once_and_its_changes_are_seen() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let cat = dir.path().join("cat");
+    std::fs::create_dir(&cat).unwrap();
+    let rec = user_record(&cat, "io.github.me/cached-srv", "");
+    // Older than the window in which a same-size edit could go unseen.
+    let aged = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+    let age = |path: &std::path::Path| {
+        let f = std::fs::File::options().write(true).open(path).unwrap();
+        f.set_modified(aged).unwrap();
+    };
+    age(&rec);
+    let lookup = |name: &str| {
+        mcprisk()
+            .env("MCPRISK_CACHE_DIR", cache.path())
+            .args(["lookup", name, "--format", "json", "--catalog"])
+            .arg(&cat)
+            .output()
+            .unwrap()
+    };
+    let first = lookup("testsrv");
+    assert!(
+        first.status.success(),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    let caches: Vec<_> = std::fs::read_dir(cache.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(caches.len(), 1, "{caches:?}");
+    let cache_file = &caches[0];
+    let text = std::fs::read_to_string(cache_file).unwrap();
+    assert!(text.contains("io.github.me/cached-srv"), "{text}");
+
+    // The next run takes the index from the cache: an alias that exists only there is found.
+    std::fs::write(cache_file, text.replace("\"testsrv\"", "\"fromcache\"")).unwrap();
+    assert!(lookup("fromcache").status.success());
+
+    // A changed record is parsed again, whatever the cache says.
+    std::fs::write(
+        &rec,
+        std::fs::read_to_string(&rec)
+            .unwrap()
+            .replace("publisher: me", "publisher: someone-else"),
+    )
+    .unwrap();
+    age(&rec);
+    assert_eq!(lookup("fromcache").status.code(), Some(2));
+    let out = lookup("testsrv");
+    assert!(out.status.success());
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        doc["servers"][0]["identity"]["publisher"], "someone-else",
+        "{doc}"
+    );
+
+    // A broken cache is ignored and rewritten; a broken record is still an error.
+    std::fs::write(cache_file, "{not json").unwrap();
+    assert!(lookup("testsrv").status.success());
+    assert!(std::fs::read_to_string(cache_file)
+        .unwrap()
+        .starts_with('{'));
+    assert!(serde_json::from_str::<Value>(&std::fs::read_to_string(cache_file).unwrap()).is_ok());
+    std::fs::write(&rec, "id: [unclosed").unwrap();
+    let out = lookup("testsrv");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("r.yaml"));
 }

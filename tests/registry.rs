@@ -592,6 +592,7 @@ fn the_cli_imports_then_looks_up_and_lints_the_records() {
     let look = assert_cmd::Command::cargo_bin("mcprisk")
         .unwrap()
         .env_remove("MCPRISK_CATALOG")
+        .env("MCPRISK_CACHE_DIR", tmp.path().join("cache"))
         .args(["lookup", &rec.id, "--format", "json", "--catalog"])
         .arg(tmp.path())
         .output()

@@ -38,6 +38,8 @@ pub struct Entry {
 enum Body {
     Embedded(&'static str),
     Parsed(Box<Record>),
+    /// An unchanged file whose index came from the directory cache: parsed when needed.
+    File(PathBuf),
 }
 
 impl Entry {
@@ -48,10 +50,45 @@ impl Entry {
                 Error::new(format!("{}: embedded record is unreadable: {e}", self.file))
             }),
             Body::Parsed(r) => Ok((**r).clone()),
+            Body::File(path) => parse_record(path),
         }
     }
 
-    fn from_record(r: Record, file: String) -> Entry {
+    /// An entry from the directory cache; the record is read from `path` when asked for.
+    pub(super) fn from_cached(c: &super::dircache::Cached, path: PathBuf) -> Entry {
+        Entry {
+            id: c.id.clone(),
+            name: c.name.clone(),
+            aliases: c.aliases.clone(),
+            packages: c.packages.clone(),
+            summary: c.summary.clone(),
+            tools: c.tools.clone(),
+            file: c.file.clone(),
+            body: Body::File(path),
+        }
+    }
+
+    /// What the directory cache keeps of this entry.
+    pub(super) fn cached(
+        &self,
+        file: String,
+        size: u64,
+        modified_ns: u128,
+    ) -> super::dircache::Cached {
+        super::dircache::Cached {
+            file,
+            size,
+            modified_ns,
+            id: self.id.clone(),
+            name: self.name.clone(),
+            aliases: self.aliases.clone(),
+            packages: self.packages.clone(),
+            summary: self.summary.clone(),
+            tools: self.tools.clone(),
+        }
+    }
+
+    pub(super) fn from_record(r: Record, file: String) -> Entry {
         Entry {
             id: r.id.clone(),
             name: r.name.clone(),
@@ -137,9 +174,7 @@ impl Catalog {
             .map(|(i, e)| (e.id.to_ascii_lowercase(), i))
             .collect();
         for dir in dirs {
-            for path in record_files(dir)? {
-                let rec = parse_record(&path)?;
-                let entry = Entry::from_record(rec, path.display().to_string());
+            for entry in super::dircache::load_dir(dir)? {
                 match by_id.entry(entry.id.to_ascii_lowercase()) {
                     std::collections::hash_map::Entry::Occupied(slot) => {
                         entries[*slot.get()] = entry
