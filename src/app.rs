@@ -82,7 +82,7 @@ pub fn run(cli: crate::cli::Cli) -> Result<u8> {
                 servers,
                 any_failed,
                 settings,
-                ..
+                raw_tools,
             } = load_and_assess(&args.target, &args.assess, args.output.quiet)?;
             let fail_on = args.fail_on.or(settings.project.fail_on_value());
             let fresh = match args.flavor {
@@ -172,7 +172,10 @@ pub fn run(cli: crate::cli::Cli) -> Result<u8> {
                 writeln!(out).map_err(io_err)
             })?;
             note_written(&args.output);
-            Ok(exit_for(&servers, fail_on, any_failed))
+            let code = exit_for(&servers, fail_on, any_failed);
+            // As for scan: the process ends next, so nothing is freed piece by piece.
+            std::mem::forget((servers, raw_tools, doc));
+            Ok(code)
         }
         Command::Check(args) => crate::check_cmd::run(&args),
         Command::Lookup(args) => crate::lookup_cmd::run(&args),
