@@ -186,6 +186,11 @@ impl RuleFile {
             if !ids.insert(rule.id.to_ascii_uppercase()) {
                 return Err(Error::new(format!("{at}: duplicate rule ID")));
             }
+            if rule.when.as_ref().is_some_and(has_empty_phrase) {
+                return Err(Error::new(format!(
+                    "{at}: a `desc`, `desc_exact` or `text` phrase is empty (or only `*`)"
+                )));
+            }
             match rule.kind {
                 RuleKind::Category => {
                     if rule.category.is_none() || rule.weight.is_none() || rule.when.is_none() {
@@ -223,6 +228,19 @@ impl RuleFile {
             }
         }
         Ok(())
+    }
+}
+
+/// Whether a condition lists a phrase that is empty once its `*` is taken off: it would match
+/// nowhere (or, read the other way, everywhere), so it is refused rather than guessed at.
+fn has_empty_phrase(c: &Cond) -> bool {
+    match c {
+        Cond::All(cs) | Cond::Any(cs) => cs.iter().any(has_empty_phrase),
+        Cond::Not(c) => has_empty_phrase(c),
+        Cond::Desc(ps) | Cond::Text(ps) | Cond::DescExact(ps) => {
+            ps.iter().any(|p| p.trim_end_matches('*').is_empty())
+        }
+        _ => false,
     }
 }
 
@@ -273,5 +291,14 @@ mod tests {
         let text = "version: 1\nrules:\n  - id: MR-X1\n    name: x\n    kind: signal\n    bogus: 1\n    when: {verb: [a]}\n    summary: s\n    why: w\n    example: e\n";
         let err = RuleFile::parse(text, "r.yaml").unwrap_err().to_string();
         assert!(err.contains("r.yaml") && err.contains("bogus"), "{err}");
+    }
+
+    #[test]
+    fn empty_phrases_are_rejected() {
+        for phrase in ["\"\"", "\"*\""] {
+            let text = format!("version: 1\nrules:\n  - id: MR-X1\n    name: x\n    kind: signal\n    when: {{any: [{{verb: [a]}}, {{desc: [ok, {phrase}]}}]}}\n    summary: s\n    why: w\n    example: e\n");
+            let err = RuleFile::parse(&text, "r.yaml").unwrap_err().to_string();
+            assert!(err.contains("MR-X1") && err.contains("empty"), "{err}");
+        }
     }
 }
