@@ -1,7 +1,7 @@
 //! Compiles the rule set once, then evaluates it against each tool.
 //!
-//! Words are interned so matching a tool costs a few hash lookups, and every description
-//! phrase of every rule is found in one pass of an Aho-Corasick automaton.
+//! Words are interned so matching a tool costs a few hash lookups, and every phrase of every
+//! rule is found in one scan of each text (see `phrases`).
 
 use super::features::Features;
 use super::phrases::{scope, PhraseHit, PhraseIndex};

@@ -50,19 +50,7 @@ impl Words {
     /// Adds `name` lowercased with separators removed (see [`normalize_key`]) as one word,
     /// even when that leaves it empty, so keys stay aligned with what they name.
     pub fn push_key(&mut self, name: &str) {
-        if name.is_ascii() {
-            self.buf.extend(
-                name.bytes()
-                    .filter(u8::is_ascii_alphanumeric)
-                    .map(|b| b.to_ascii_lowercase() as char),
-            );
-        } else {
-            self.buf.extend(
-                name.chars()
-                    .filter(|c| c.is_alphanumeric())
-                    .flat_map(char::to_lowercase),
-            );
-        }
+        push_normalized_key(name, &mut self.buf);
         self.ends.push(self.buf.len() as u32);
     }
 
@@ -166,17 +154,26 @@ pub fn leading_words_into(text: &str, limit: usize, out: &mut Words) {
 /// Lowercases a property name and drops separators, so `force_stop`, `forceStop` and
 /// `force-stop` compare equal.
 pub fn normalize_key(name: &str) -> String {
+    let mut key = String::with_capacity(name.len());
+    push_normalized_key(name, &mut key);
+    key
+}
+
+/// Appends `name` as [`normalize_key`] spells it, byte by byte for ASCII names.
+fn push_normalized_key(name: &str, out: &mut String) {
     if name.is_ascii() {
-        return name
-            .bytes()
-            .filter(u8::is_ascii_alphanumeric)
-            .map(|b| b.to_ascii_lowercase() as char)
-            .collect();
+        out.extend(
+            name.bytes()
+                .filter(u8::is_ascii_alphanumeric)
+                .map(|b| b.to_ascii_lowercase() as char),
+        );
+    } else {
+        out.extend(
+            name.chars()
+                .filter(|c| c.is_alphanumeric())
+                .flat_map(char::to_lowercase),
+        );
     }
-    name.chars()
-        .filter(|c| c.is_alphanumeric())
-        .flat_map(char::to_lowercase)
-        .collect()
 }
 
 #[cfg(test)]
