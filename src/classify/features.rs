@@ -157,8 +157,8 @@ impl<'a> SchemaWalk<'a, '_> {
         if texts_on {
             self.text_budget -= 1;
         }
-        match (node, schema_depth) {
-            (Value::Object(map), _) => {
+        match node {
+            Value::Object(map) => {
                 if schema_depth.is_some() {
                     self.schema_budget -= 1;
                 }
@@ -195,7 +195,7 @@ impl<'a> SchemaWalk<'a, '_> {
                     }
                 }
             }
-            (Value::Array(items), _) if texts_on => {
+            Value::Array(items) if texts_on => {
                 for v in items {
                     self.visit(v, depth + 1, None);
                 }
