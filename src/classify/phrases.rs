@@ -1,16 +1,15 @@
 //! Finds the rules' phrases in descriptions and schema texts.
 //!
 //! Rule phrases are few (a few hundred) and may only start where a word starts, or at
-//! punctuation. So the search marks, 64 bytes at a time and without branches, the places where
-//! a phrase could start (a byte some phrase begins with, not inside a word); hashes the four
-//! bytes at each such place into a bit table of the phrases' first four bytes (8 KB, stays in
-//! cache); and only on a hit compares the phrases that begin that way.
+//! punctuation. So the search marks, 64 bytes at a time and without branches (SSE2 on x86-64,
+//! arithmetic on `u64`s elsewhere), the places where a phrase could start (not inside a word,
+//! not a blank); hashes the four bytes at each place that some phrase begins with into a table
+//! of buckets of the phrases' first four bytes (8 KB, stays in cache; most buckets are empty);
+//! and only in a non-empty bucket compares the phrases there, eight bytes at once first.
 //!
 //! Written here rather than taken from the aho-corasick crate (used before): its automaton
 //! pays a dependent table load on every byte of every text, and on rule-sized phrase sets
 //! that was several times the cost of this filter, which is most of a tool's classification.
-
-use rustc_hash::FxHashMap as HashMap;
 
 /// Which texts a phrase is looked for in.
 pub mod scope {
@@ -45,24 +44,34 @@ struct Phrase {
 #[derive(Debug, Default)]
 pub struct PhraseIndex {
     phrases: Vec<Phrase>,
-    /// Per scope (description, schema), per byte: whether it begins a phrase of four bytes or
-    /// more (`LONG`), or a shorter one (`SHORT`); both cases for case-folded phrases.
-    class: [Vec<u8>; 2],
     /// Some phrase begins with a blank, so blanks are places to look too.
     blank_first: bool,
-    /// Per scope: one bit per hashed (case-folded) leading four bytes of a phrase of four bytes
-    /// or more. Separate tables keep the schema texts, searched for few phrases, from stopping
-    /// at the starts of the many description phrases.
-    bloom: [Vec<u64>; 2],
-    /// Phrases of four bytes or more, by their case-folded leading four bytes.
-    long: HashMap<u32, Vec<Lead>>,
-    /// Phrases of one to three bytes, by their lowercased first byte.
-    short: HashMap<u8, Vec<u32>>,
+    /// Per scope (0 description, 1 schema), the tables the search reads. Separate tables keep
+    /// the schema texts, searched for few phrases, from stopping at the starts of the many
+    /// description phrases.
+    tables: [ScopeTable; 2],
+}
+
+/// The search tables of one scope.
+#[derive(Debug, Default)]
+struct ScopeTable {
+    /// Per byte: whether it begins a phrase of four bytes or more (`LONG`), or a shorter one
+    /// (`SHORT`); both cases for case-folded phrases.
+    class: Vec<u8>,
+    /// The phrases of four bytes or more, grouped by bucket (their case-folded leading four
+    /// bytes, hashed): bucket `b` holds `leads[bucket_start[b]..bucket_start[b + 1]]`. Most
+    /// buckets are empty, so most places are turned away by one load from this 8 KB table.
+    bucket_start: Vec<u32>,
+    leads: Vec<Lead>,
+    /// Phrases of one to three bytes, by their lowercased first byte: `short_start` as
+    /// `bucket_start`.
+    short_start: Vec<u32>,
+    short: Vec<u32>,
 }
 
 /// A phrase of four bytes or more, with its first eight bytes ready for a one-step compare:
-/// common openings ("the ", "with") hit the filter often, and this turns most of those hits
-/// away without a byte-by-byte compare.
+/// common openings ("the ", "with") share buckets with phrases, and this turns most of those
+/// places away without a byte-by-byte compare.
 #[derive(Debug)]
 struct Lead {
     /// Its first eight bytes (fewer when shorter), folded as `fold8` folds.
@@ -72,16 +81,24 @@ struct Lead {
     id: u32,
 }
 
-/// Up to eight bytes as one number, ASCII case folded like `key4`; missing bytes are zero.
-fn fold8(bytes: &[u8]) -> u64 {
-    let mut buf = [0u8; 8];
-    let n = bytes.len().min(8);
-    buf[..n].copy_from_slice(&bytes[..n]);
-    u64::from_le_bytes(buf) | 0x2020_2020_2020_2020
+/// Up to eight bytes from `at` as one number, ASCII case folded like `key4`; bytes past the
+/// end are zero.
+fn fold8(bytes: &[u8], at: usize) -> u64 {
+    let raw = match bytes.get(at..at + 8) {
+        Some(eight) => u64::from_le_bytes(eight.try_into().expect("eight bytes")),
+        None => {
+            let mut buf = [0u8; 8];
+            let rest = &bytes[at.min(bytes.len())..];
+            buf[..rest.len()].copy_from_slice(rest);
+            u64::from_le_bytes(buf)
+        }
+    };
+    raw | 0x2020_2020_2020_2020
 }
 
-/// Size of the filter's bit table: 8 KB, and few false hits for hundreds of phrases.
-const BLOOM_BITS: usize = 1 << 16;
+/// Buckets of phrase leads: 2,048, so the table of where each starts is 8 KB and stays in
+/// cache, and a few hundred phrases leave most buckets empty.
+const BUCKET_BITS: u32 = 11;
 
 const LONG: u8 = 1;
 const SHORT: u8 = 2;
@@ -120,46 +137,50 @@ impl PhraseIndex {
 
     /// Builds the search tables.
     pub fn build(&mut self) {
-        self.class = [vec![0; 256], vec![0; 256]];
-        self.blank_first = false;
-        self.bloom = [vec![0; BLOOM_BITS / 64], vec![0; BLOOM_BITS / 64]];
-        self.long.clear();
-        self.short.clear();
-        for (id, p) in self.phrases.iter().enumerate() {
-            let bytes = p.text.as_bytes();
-            let Some(&first) = bytes.first() else {
-                continue;
+        self.blank_first = self
+            .phrases
+            .iter()
+            .any(|p| p.text.as_bytes().first().is_some_and(|&b| b <= b' '));
+        for (t, scope) in [scope::DESCRIPTION, scope::SCHEMA].into_iter().enumerate() {
+            let mut table = ScopeTable {
+                class: vec![0; 256],
+                ..ScopeTable::default()
             };
-            let kind = if bytes.len() >= 4 { LONG } else { SHORT };
-            self.blank_first |= first <= b' ';
-            for t in scope_tables(p.scope) {
-                let class = &mut self.class[t];
-                class[first as usize] |= kind;
+            let mut buckets: Vec<Vec<Lead>> = (0..1 << BUCKET_BITS).map(|_| Vec::new()).collect();
+            let mut shorts: Vec<Vec<u32>> = vec![Vec::new(); 256];
+            for (id, p) in self.phrases.iter().enumerate() {
+                let bytes = p.text.as_bytes();
+                let Some(&first) = bytes.first() else {
+                    continue;
+                };
+                if p.scope & scope == 0 {
+                    continue;
+                }
+                let kind = if bytes.len() >= 4 { LONG } else { SHORT };
+                table.class[first as usize] |= kind;
                 if p.fold {
-                    class[first.to_ascii_uppercase() as usize] |= kind;
-                    class[first.to_ascii_lowercase() as usize] |= kind;
+                    table.class[first.to_ascii_uppercase() as usize] |= kind;
+                    table.class[first.to_ascii_lowercase() as usize] |= kind;
                 }
                 if kind == LONG {
-                    let bit = bloom_bit(key4(bytes));
-                    self.bloom[t][bit / 64] |= 1 << (bit % 64);
+                    let n = bytes.len().min(8);
+                    let mask = if n == 8 {
+                        u64::MAX
+                    } else {
+                        (1u64 << (8 * n)) - 1
+                    };
+                    buckets[bucket(key4(bytes))].push(Lead {
+                        prefix: fold8(bytes, 0) & mask,
+                        mask,
+                        id: id as u32,
+                    });
+                } else {
+                    shorts[first.to_ascii_lowercase() as usize].push(id as u32);
                 }
             }
-            if kind == LONG {
-                let n = bytes.len().min(8);
-                let mask = if n == 8 {
-                    u64::MAX
-                } else {
-                    (1u64 << (8 * n)) - 1
-                };
-                self.long.entry(key4(bytes)).or_default().push(Lead {
-                    prefix: fold8(bytes) & mask,
-                    mask,
-                    id: id as u32,
-                });
-            } else {
-                let b = first.to_ascii_lowercase();
-                self.short.entry(b).or_default().push(id as u32);
-            }
+            (table.bucket_start, table.leads) = flatten(buckets);
+            (table.short_start, table.short) = flatten(shorts);
+            self.tables[t] = table;
         }
     }
 
@@ -170,13 +191,20 @@ impl PhraseIndex {
             return;
         }
         debug_assert!(scope == scope::DESCRIPTION || scope == scope::SCHEMA);
-        let t = usize::from(scope != scope::DESCRIPTION);
-        let (class_of, bloom) = (&self.class[t], &self.bloom[t]);
+        let table = &self.tables[usize::from(scope != scope::DESCRIPTION)];
         let bytes = text.as_bytes();
         let before = hits.len();
         let mut prev_word_carry = 0u64;
         for (c, chunk) in bytes.chunks(64).enumerate() {
-            let (word, blank) = classify_chunk(chunk);
+            let (word, blank) = match chunk.try_into() {
+                Ok(full) => chunk_masks(full),
+                Err(_) => {
+                    // The last, short chunk: padded with NULs, which are blanks, not words.
+                    let mut buf = [0u8; 64];
+                    buf[..chunk.len()].copy_from_slice(chunk);
+                    chunk_masks(&buf)
+                }
+            };
             // A phrase cannot start inside a word (this byte and the one before are word
             // bytes), nor at a blank.
             let inside = word & ((word << 1) | prev_word_carry);
@@ -190,26 +218,25 @@ impl PhraseIndex {
             while candidates != 0 {
                 let i = base + candidates.trailing_zeros() as usize;
                 candidates &= candidates - 1;
-                let class = class_of[bytes[i] as usize];
-                if class & LONG != 0 {
-                    if let Some(four) = bytes.get(i..i + 4) {
-                        let key = key4(four);
-                        let bit = bloom_bit(key);
-                        if bloom[bit / 64] >> (bit % 64) & 1 == 1 {
-                            if let Some(leads) = self.long.get(&key) {
-                                let here = fold8(&bytes[i..]);
-                                for lead in leads {
-                                    if here & lead.mask == lead.prefix {
-                                        self.check(&[lead.id], bytes, i, index, scope, hits);
-                                    }
-                                }
+                let class = table.class[bytes[i] as usize];
+                if class & LONG != 0 && i + 4 <= bytes.len() {
+                    let b = bucket(key4(&bytes[i..]));
+                    let leads = &table.leads
+                        [table.bucket_start[b] as usize..table.bucket_start[b + 1] as usize];
+                    if !leads.is_empty() {
+                        let here = fold8(bytes, i);
+                        for lead in leads {
+                            if here & lead.mask == lead.prefix {
+                                self.check(lead.id, bytes, i, index, hits);
                             }
                         }
                     }
                 }
                 if class & SHORT != 0 {
-                    if let Some(ids) = self.short.get(&bytes[i].to_ascii_lowercase()) {
-                        self.check(ids, bytes, i, index, scope, hits);
+                    let b = bytes[i].to_ascii_lowercase() as usize;
+                    let (s, e) = (table.short_start[b], table.short_start[b + 1]);
+                    for &id in &table.short[s as usize..e as usize] {
+                        self.check(id, bytes, i, index, hits);
                     }
                 }
             }
@@ -219,52 +246,43 @@ impl PhraseIndex {
         hits[before..].sort_by_key(|h| (h.end, h.start));
     }
 
-    /// Records each of `ids` in `scope` that occurs at `start` and ends at a word boundary.
-    fn check(
-        &self,
-        ids: &[u32],
-        bytes: &[u8],
-        start: usize,
-        index: u32,
-        scope: u8,
-        hits: &mut Vec<PhraseHit>,
-    ) {
-        for &id in ids {
-            let p = &self.phrases[id as usize];
-            if p.scope & scope == 0 {
-                continue;
-            }
-            let phrase = p.text.as_bytes();
-            let end = start + phrase.len();
-            let Some(found) = bytes.get(start..end) else {
-                continue;
-            };
-            let same = if p.fold {
-                found.eq_ignore_ascii_case(phrase)
-            } else {
-                found == phrase
-            };
-            let end_ok =
-                p.prefix || end == bytes.len() || !is_word(bytes[end]) || !is_word(bytes[end - 1]);
-            if same && end_ok && !hits.iter().any(|h| h.id == id) {
-                hits.push(PhraseHit {
-                    id,
-                    text: index,
-                    start,
-                    end,
-                });
-            }
+    /// Records phrase `id` if it occurs at `start` and ends at a word boundary, unless `hits`
+    /// has it already.
+    fn check(&self, id: u32, bytes: &[u8], start: usize, index: u32, hits: &mut Vec<PhraseHit>) {
+        let p = &self.phrases[id as usize];
+        let phrase = p.text.as_bytes();
+        let end = start + phrase.len();
+        let Some(found) = bytes.get(start..end) else {
+            return;
+        };
+        let same = if p.fold {
+            found.eq_ignore_ascii_case(phrase)
+        } else {
+            found == phrase
+        };
+        let end_ok =
+            p.prefix || end == bytes.len() || !is_word(bytes[end]) || !is_word(bytes[end - 1]);
+        if same && end_ok && !hits.iter().any(|h| h.id == id) {
+            hits.push(PhraseHit {
+                id,
+                text: index,
+                start,
+                end,
+            });
         }
     }
 }
 
-/// The tables (0 description, 1 schema) a phrase of `scope` goes in.
-fn scope_tables(scope: u8) -> impl Iterator<Item = usize> {
-    [scope::DESCRIPTION, scope::SCHEMA]
-        .into_iter()
-        .enumerate()
-        .filter(move |&(_, s)| scope & s != 0)
-        .map(|(t, _)| t)
+/// Groups as one flat list and where each group starts (with the end as a last entry).
+fn flatten<T>(groups: Vec<Vec<T>>) -> (Vec<u32>, Vec<T>) {
+    let mut starts = Vec::with_capacity(groups.len() + 1);
+    let mut flat = Vec::new();
+    for group in groups {
+        starts.push(flat.len() as u32);
+        flat.extend(group);
+    }
+    starts.push(flat.len() as u32);
+    (starts, flat)
 }
 
 /// The first four bytes as one number, ASCII case folded by setting the 0x20 bit of each.
@@ -274,16 +292,61 @@ fn key4(bytes: &[u8]) -> u32 {
     u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]) | 0x2020_2020
 }
 
-/// Where a key falls in the filter's bit table.
-fn bloom_bit(key: u32) -> usize {
-    (key.wrapping_mul(0x9E37_79B1) >> 16) as usize
+/// The lead bucket of a key.
+fn bucket(key: u32) -> usize {
+    (key.wrapping_mul(0x9E37_79B1) >> (32 - BUCKET_BITS)) as usize
 }
 
-/// Bit masks of up to 64 bytes: which are word bytes, and which are blanks (space, control).
+/// Bit masks of 64 bytes: which are word bytes, and which are blanks (space, control).
 ///
-/// Eight bytes at a time in a `u64` (SWAR), so the scan does a few arithmetic operations per
+/// On x86-64 sixteen bytes at a time with SSE2, which every x86-64 processor has.
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+fn chunk_masks(chunk: &[u8; 64]) -> (u64, u64) {
+    // SAFETY: the function only needs SSE2, and this build targets processors that have it
+    // (the cfg above).
+    unsafe { chunk_masks_sse2(chunk) }
+}
+
+/// Bit masks of 64 bytes: which are word bytes, and which are blanks (space, control).
+#[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
+fn chunk_masks(chunk: &[u8; 64]) -> (u64, u64) {
+    chunk_masks_swar(chunk)
+}
+
+/// `chunk_masks` with SSE2: per byte, range tests by a wrapping add and one signed compare.
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+#[target_feature(enable = "sse2")]
+fn chunk_masks_sse2(chunk: &[u8; 64]) -> (u64, u64) {
+    use std::arch::x86_64::*;
+    /// Where `lo <= byte < lo + n` (unsigned): shifted so the range starts at -128, then one
+    /// signed compare.
+    #[inline]
+    #[target_feature(enable = "sse2")]
+    fn in_range(v: __m128i, lo: u8, n: u8) -> __m128i {
+        let shifted = _mm_add_epi8(v, _mm_set1_epi8(0x80u8.wrapping_sub(lo) as i8));
+        _mm_cmplt_epi8(shifted, _mm_set1_epi8((n as i8).wrapping_sub(-128i8)))
+    }
+    let (mut word, mut blank) = (0u64, 0u64);
+    for (k, part) in chunk.chunks_exact(16).enumerate() {
+        let lo = u64::from_le_bytes(part[..8].try_into().expect("eight bytes"));
+        let hi = u64::from_le_bytes(part[8..].try_into().expect("eight bytes"));
+        let v = _mm_set_epi64x(hi as i64, lo as i64);
+        let lower = _mm_or_si128(v, _mm_set1_epi8(0x20));
+        let w = _mm_or_si128(
+            _mm_or_si128(in_range(lower, b'a', 26), in_range(v, b'0', 10)),
+            _mm_cmpeq_epi8(v, _mm_set1_epi8(b'_' as i8)),
+        );
+        let b = in_range(v, 0, b' ' + 1);
+        word |= u64::from(_mm_movemask_epi8(w) as u16) << (16 * k);
+        blank |= u64::from(_mm_movemask_epi8(b) as u16) << (16 * k);
+    }
+    (word, blank)
+}
+
+/// `chunk_masks` eight bytes at a time in a `u64` (SWAR): a few arithmetic operations per
 /// byte and no table loads or branches; see `is_word` for the definition it must agree with.
-fn classify_chunk(chunk: &[u8]) -> (u64, u64) {
+#[cfg_attr(all(target_arch = "x86_64", target_feature = "sse2"), allow(dead_code))]
+fn chunk_masks_swar(chunk: &[u8; 64]) -> (u64, u64) {
     const HIGH: u64 = 0x8080_8080_8080_8080;
     const LOW7: u64 = 0x7F7F_7F7F_7F7F_7F7F;
     /// Per byte (high bits clear): the high bit is set where the byte is at least `n`.
@@ -295,10 +358,8 @@ fn classify_chunk(chunk: &[u8]) -> (u64, u64) {
         ((m >> 7).wrapping_mul(0x0102_0408_1020_4080)) >> 56
     }
     let (mut word, mut blank) = (0u64, 0u64);
-    for (k, part) in chunk.chunks(8).enumerate() {
-        let mut buf = [0u8; 8];
-        buf[..part.len()].copy_from_slice(part);
-        let x = u64::from_le_bytes(buf);
+    for (k, part) in chunk.chunks_exact(8).enumerate() {
+        let x = u64::from_le_bytes(part.try_into().expect("eight bytes"));
         let ascii = !x & HIGH;
         let y = x & LOW7;
         let lower = y | 0x2020_2020_2020_2020;
@@ -341,15 +402,18 @@ mod tests {
     #[test]
     fn chunk_masks_agree_with_byte_tests() {
         let bytes: Vec<u8> = (0..=255u8).collect();
-        for chunk in bytes.chunks(64) {
-            let (word, blank) = classify_chunk(chunk);
-            for (j, &b) in chunk.iter().enumerate() {
-                assert_eq!(word >> j & 1 == 1, is_word(b), "word {b:#x}");
-                assert_eq!(blank >> j & 1 == 1, b <= b' ', "blank {b:#x}");
+        for chunk in bytes.chunks_exact(64) {
+            let chunk: &[u8; 64] = chunk.try_into().unwrap();
+            for (word, blank) in [chunk_masks(chunk), chunk_masks_swar(chunk)] {
+                for (j, &b) in chunk.iter().enumerate() {
+                    assert_eq!(word >> j & 1 == 1, is_word(b), "word {b:#x}");
+                    assert_eq!(blank >> j & 1 == 1, b <= b' ', "blank {b:#x}");
+                }
             }
         }
-        let (word, _) = classify_chunk(b"ab_9 ");
-        assert_eq!(word, 0b01111);
+        let mut chunk = [0u8; 64];
+        chunk[..5].copy_from_slice(b"ab_9 ");
+        assert_eq!(chunk_masks(&chunk).0, 0b01111);
     }
 
     #[test]
