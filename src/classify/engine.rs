@@ -3,8 +3,10 @@
 //! Words are interned so matching a tool costs a few hash lookups, and every phrase of every
 //! rule is found in one scan of each text (see `phrases`).
 
+use super::cond::{IdSet, C};
 use super::features::Features;
 use super::phrases::{scope, PhraseHit, PhraseIndex};
+use super::prefilter::{members, Prefilter, RuleSet, Slot};
 use super::rules::{Cond, Rule, RuleFile, RuleKind};
 use super::words::normalize_key;
 use crate::model::{Category, Evidence, Finding, Severity, Tool};
@@ -13,54 +15,13 @@ use rustc_hash::FxHashMap as HashMap;
 /// Scores at or above this make a category fit.
 const FIT_THRESHOLD: f64 = 0.5;
 
-#[derive(Debug)]
-enum C {
-    All(Vec<C>),
-    Any(Vec<C>),
-    Not(Box<C>),
-    Verb(IdSet),
-    Name(IdSet),
-    /// Phrases in the description (`desc` and `desc_exact`).
-    Desc(IdSet),
-    /// Phrases in the description or the schema's texts.
-    Text(IdSet),
-    Lead(IdSet),
-    Prop(IdSet),
-    PropWord(IdSet),
-    FreeText(IdSet),
-    Enum(IdSet),
-    EnumIn(IdSet, IdSet),
-    Annotation(Vec<(String, bool)>),
-}
-
-/// A set of word or phrase ids as a bitset: membership is one shift, whatever the list's length
-/// (verb lists hold over a hundred words).
-#[derive(Debug)]
-struct IdSet {
-    bits: Vec<u64>,
-}
-
-impl IdSet {
-    fn new(ids: &[u32]) -> IdSet {
-        let max = ids.iter().copied().max().unwrap_or(0) as usize;
-        let mut bits = vec![0u64; max / 64 + 1];
-        for &id in ids {
-            bits[id as usize / 64] |= 1 << (id % 64);
-        }
-        IdSet { bits }
-    }
-
-    fn contains(&self, id: &u32) -> bool {
-        let i = *id as usize / 64;
-        i < self.bits.len() && (self.bits[i] >> (id % 64)) & 1 == 1
-    }
-}
-
 /// The compiled rule set.
 #[derive(Debug)]
 pub struct Engine {
     rules: RuleFile,
     conds: Vec<Option<C>>,
+    /// Which rules could match a tool, from the words and phrases it has.
+    prefilter: Prefilter,
     words: HashMap<String, u32>,
     verbs: Vec<bool>,
     leads: Vec<bool>,
@@ -142,6 +103,7 @@ impl Engine {
                 rules: Vec::new(),
             },
             conds: Vec::new(),
+            prefilter: Prefilter::default(),
             words: HashMap::default(),
             verbs: Vec::new(),
             leads: Vec::new(),
@@ -152,11 +114,12 @@ impl Engine {
             mode_text_keys: Vec::new(),
             secondary_factor: 0.6,
         };
-        let conds = rules
+        let conds: Vec<Option<C>> = rules
             .rules
             .iter()
             .map(|r| r.when.as_ref().map(|c| e.compile(c)))
             .collect();
+        e.prefilter = Prefilter::new(&conds);
         e.conds = conds;
         let v = &rules.vocabulary;
         e.weak_verbs = v
@@ -407,8 +370,11 @@ impl Engine {
         let mut scores = [0.0f64; 5];
         // First pass: which rules match and how strongly, without building any text.
         let mut matched: Vec<usize> = Vec::with_capacity(16);
-        for (i, (rule, cond)) in self.rules.rules.iter().zip(&self.conds).enumerate() {
-            let Some(cond) = cond else { continue };
+        let candidates = self.candidates(&r);
+        for i in members(&candidates) {
+            let (rule, Some(cond)) = (&self.rules.rules[i], &self.conds[i]) else {
+                continue;
+            };
             let Some(hit) = self.eval(cond, &r, false) else {
                 continue;
             };
@@ -500,6 +466,37 @@ impl Engine {
             evidence: evidence_out,
             findings,
         }
+    }
+
+    /// The rules that could match this tool: those keyed by a word or phrase it has.
+    fn candidates(&self, r: &Resolved) -> RuleSet {
+        let pf = &self.prefilter;
+        let mut set = pf.start();
+        for v in &r.verbs {
+            pf.mark(Slot::Verb, v.id, &mut set);
+        }
+        for &id in &r.name_ids {
+            pf.mark(Slot::Name, id, &mut set);
+        }
+        if let Some((id, _)) = r.lead {
+            pf.mark(Slot::Lead, id, &mut set);
+        }
+        for h in r.hits.iter().chain(&r.schema_hits) {
+            pf.mark(Slot::Phrase, h.id, &mut set);
+        }
+        for &id in &r.prop_keys {
+            pf.mark(Slot::Prop, id, &mut set);
+        }
+        for &(id, _) in &r.prop_words {
+            pf.mark(Slot::PropWord, id, &mut set);
+        }
+        for &(id, _, _) in &r.enum_words {
+            pf.mark(Slot::Enum, id, &mut set);
+        }
+        if !r.f.hints.is_empty() {
+            pf.mark(Slot::Annotation, 0, &mut set);
+        }
+        set
     }
 
     fn eval(&self, c: &C, r: &Resolved, describe: bool) -> Option<Hit> {
@@ -720,4 +717,55 @@ fn quote_hit(hits: &[PhraseHit], ids: &IdSet, texts: &[&str], describe: bool) ->
         word_end = end + i + ch.len_utf8();
     }
     Some(format!("description says \"{}\"", &text[s..word_end]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every tool of the labelled, held-out and hostile lists.
+    fn corpus() -> Vec<Tool> {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
+        let mut tools = Vec::new();
+        for dir in ["labels/tools", "heldout/tools", "hostile"] {
+            let mut files: Vec<_> = std::fs::read_dir(root.join(dir))
+                .unwrap()
+                .map(|e| e.unwrap().path())
+                .filter(|p| p.extension().is_some_and(|e| e == "json"))
+                .collect();
+            files.sort();
+            for path in files {
+                let list =
+                    crate::toollist::parse(&std::fs::read(&path).unwrap(), "corpus").unwrap();
+                tools.extend(list.tools);
+            }
+        }
+        assert!(tools.len() > 400, "only {} tools", tools.len());
+        tools
+    }
+
+    #[test]
+    fn the_prefilter_keeps_every_rule_that_matches() {
+        let engine = Engine::new(RuleFile::embedded());
+        let (mut matching, mut candidates) = (0, 0);
+        for tool in corpus() {
+            let features = Features::of(&tool);
+            let r = engine.resolve(&tool, &features);
+            let kept: Vec<usize> = members(&engine.candidates(&r)).collect();
+            candidates += kept.len();
+            for (i, cond) in engine.conds.iter().enumerate() {
+                let Some(cond) = cond else { continue };
+                if engine.eval(cond, &r, false).is_some() {
+                    matching += 1;
+                    assert!(
+                        kept.contains(&i),
+                        "{}: rule {} matches but was filtered out",
+                        tool.name,
+                        engine.rules.rules[i].id
+                    );
+                }
+            }
+        }
+        assert!(matching > 0 && candidates >= matching);
+    }
 }

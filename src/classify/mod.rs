@@ -1,10 +1,12 @@
 //! Classification: a rules engine over each tool's name, description, schema and annotations,
 //! and the findings that need the whole server.
 
+mod cond;
 pub mod engine;
 pub mod features;
 pub mod findings;
 pub mod phrases;
+mod prefilter;
 pub mod rules;
 pub mod words;
 
