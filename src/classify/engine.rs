@@ -1,7 +1,8 @@
 //! Compiles the rule set once, then evaluates it against each tool.
 //!
 //! Words are interned so matching a tool costs a few hash lookups, and every phrase of every
-//! rule is found in one scan of each text (see `phrases`).
+//! rule is found in one scan of each text (see `phrases`); only the rules the tool's words and
+//! phrases could satisfy are evaluated (see `prefilter`).
 
 use super::cond::{IdSet, C};
 use super::features::Features;

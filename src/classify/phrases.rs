@@ -3,9 +3,10 @@
 //! Rule phrases are few (a few hundred) and may only start where a word starts, or at
 //! punctuation. So the search marks, 64 bytes at a time and without branches (SSE2 on x86-64,
 //! arithmetic on `u64`s elsewhere), the places where a phrase could start (not inside a word,
-//! not a blank); hashes the four bytes at each place that some phrase begins with into a table
-//! of buckets of the phrases' first four bytes (8 KB, stays in cache; most buckets are empty);
-//! and only in a non-empty bucket compares the phrases there, eight bytes at once first.
+//! not a blank); hashes the four bytes at each place into a table of buckets of the phrases'
+//! first four bytes (8 KB, stays in cache; most buckets are empty) and keeps, again without
+//! branches, the places whose bucket is not empty; and only at those compares the phrases in
+//! the bucket, eight bytes at once first.
 //!
 //! Written here rather than taken from the aho-corasick crate (used before): its automaton
 //! pays a dependent table load on every byte of every text, and on rule-sized phrase sets
@@ -55,9 +56,9 @@ pub struct PhraseIndex {
 /// The search tables of one scope.
 #[derive(Debug, Default)]
 struct ScopeTable {
-    /// Per byte: whether it begins a phrase of four bytes or more (`LONG`), or a shorter one
-    /// (`SHORT`); both cases for case-folded phrases.
-    class: Vec<u8>,
+    /// Per byte: whether it begins a phrase of one to three bytes (both cases for case-folded
+    /// phrases). Longer phrases are found through their bucket.
+    short_first: Vec<bool>,
     /// The phrases of four bytes or more, grouped by bucket (their case-folded leading four
     /// bytes, hashed): bucket `b` holds `leads[bucket_start[b]..bucket_start[b + 1]]`. Most
     /// buckets are empty, so most places are turned away by one load from this 8 KB table.
@@ -99,9 +100,7 @@ fn fold8(bytes: &[u8], at: usize) -> u64 {
 /// Buckets of phrase leads: 2,048, so the table of where each starts is 8 KB and stays in
 /// cache, and a few hundred phrases leave most buckets empty.
 const BUCKET_BITS: u32 = 11;
-
-const LONG: u8 = 1;
-const SHORT: u8 = 2;
+const BUCKETS: usize = 1 << BUCKET_BITS;
 
 impl PhraseIndex {
     /// Adds phrases (a trailing `*` makes a prefix) for the texts in `scope`; returns their ids.
@@ -143,10 +142,10 @@ impl PhraseIndex {
             .any(|p| p.text.as_bytes().first().is_some_and(|&b| b <= b' '));
         for (t, scope) in [scope::DESCRIPTION, scope::SCHEMA].into_iter().enumerate() {
             let mut table = ScopeTable {
-                class: vec![0; 256],
+                short_first: vec![false; 256],
                 ..ScopeTable::default()
             };
-            let mut buckets: Vec<Vec<Lead>> = (0..1 << BUCKET_BITS).map(|_| Vec::new()).collect();
+            let mut buckets: Vec<Vec<Lead>> = (0..BUCKETS).map(|_| Vec::new()).collect();
             let mut shorts: Vec<Vec<u32>> = vec![Vec::new(); 256];
             for (id, p) in self.phrases.iter().enumerate() {
                 let bytes = p.text.as_bytes();
@@ -156,13 +155,7 @@ impl PhraseIndex {
                 if p.scope & scope == 0 {
                     continue;
                 }
-                let kind = if bytes.len() >= 4 { LONG } else { SHORT };
-                table.class[first as usize] |= kind;
-                if p.fold {
-                    table.class[first.to_ascii_uppercase() as usize] |= kind;
-                    table.class[first.to_ascii_lowercase() as usize] |= kind;
-                }
-                if kind == LONG {
+                if bytes.len() >= 4 {
                     let n = bytes.len().min(8);
                     let mask = if n == 8 {
                         u64::MAX
@@ -175,6 +168,11 @@ impl PhraseIndex {
                         id: id as u32,
                     });
                 } else {
+                    table.short_first[first as usize] = true;
+                    if p.fold {
+                        table.short_first[first.to_ascii_uppercase() as usize] = true;
+                        table.short_first[first.to_ascii_lowercase() as usize] = true;
+                    }
                     shorts[first.to_ascii_lowercase() as usize].push(id as u32);
                 }
             }
@@ -192,6 +190,9 @@ impl PhraseIndex {
         }
         debug_assert!(scope == scope::DESCRIPTION || scope == scope::SCHEMA);
         let table = &self.tables[usize::from(scope != scope::DESCRIPTION)];
+        // Fixed sizes, so indexing by a byte or a bucket needs no bounds check.
+        let short_first: &[bool; 256] = table.short_first.as_slice().try_into().expect("built");
+        let starts: &[u32; BUCKETS + 1] = table.bucket_start.as_slice().try_into().expect("built");
         let bytes = text.as_bytes();
         let before = hits.len();
         let mut prev_word_carry = 0u64;
@@ -215,24 +216,32 @@ impl PhraseIndex {
             if chunk.len() < 64 {
                 candidates &= (1u64 << chunk.len()) - 1;
             }
+            // First, without unpredictable branches, keep the places whose four bytes fall in
+            // a non-empty bucket or whose byte begins a short phrase: about one in seven.
+            let mut kept = [0u32; 64];
+            let mut n = 0;
             while candidates != 0 {
                 let i = base + candidates.trailing_zeros() as usize;
                 candidates &= candidates - 1;
-                let class = table.class[bytes[i] as usize];
-                if class & LONG != 0 && i + 4 <= bytes.len() {
-                    let b = bucket(key4(&bytes[i..]));
-                    let leads = &table.leads
-                        [table.bucket_start[b] as usize..table.bucket_start[b + 1] as usize];
-                    if !leads.is_empty() {
-                        let here = fold8(bytes, i);
-                        for lead in leads {
-                            if here & lead.mask == lead.prefix {
-                                self.check(lead.id, bytes, i, index, hits);
-                            }
+                let b = bucket(key4_at(bytes, i));
+                let long = starts[b] != starts[b + 1];
+                let short = short_first[bytes[i] as usize];
+                kept[n] = i as u32;
+                n += usize::from(long | short);
+            }
+            for &i in &kept[..n] {
+                let i = i as usize;
+                let b = bucket(key4_at(bytes, i));
+                let leads = &table.leads[starts[b] as usize..starts[b + 1] as usize];
+                if !leads.is_empty() {
+                    let here = fold8(bytes, i);
+                    for lead in leads {
+                        if here & lead.mask == lead.prefix {
+                            self.check(lead.id, bytes, i, index, hits);
                         }
                     }
                 }
-                if class & SHORT != 0 {
+                if short_first[bytes[i] as usize] {
                     let b = bytes[i].to_ascii_lowercase() as usize;
                     let (s, e) = (table.short_start[b], table.short_start[b + 1]);
                     for &id in &table.short[s as usize..e as usize] {
@@ -290,6 +299,19 @@ fn flatten<T>(groups: Vec<Vec<T>>) -> (Vec<u32>, Vec<T>) {
 /// that follows is exact.
 fn key4(bytes: &[u8]) -> u32 {
     u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]) | 0x2020_2020
+}
+
+/// The four bytes at `at`, case folded as `key4` folds; bytes past the end count as zero.
+fn key4_at(bytes: &[u8], at: usize) -> u32 {
+    match bytes.get(at..at + 4) {
+        Some(four) => key4(four),
+        None => {
+            let mut buf = [0u8; 4];
+            let rest = &bytes[at.min(bytes.len())..];
+            buf[..rest.len()].copy_from_slice(rest);
+            key4(&buf)
+        }
+    }
 }
 
 /// The lead bucket of a key.
