@@ -6,12 +6,12 @@
 
 use super::cond::{IdSet, C};
 use super::features::Features;
+use super::lexicon::{role, Lexicon, NONE};
 use super::phrases::{scope, PhraseHit, PhraseIndex};
 use super::prefilter::{members, Prefilter, RuleSet, Slot};
 use super::rules::{Cond, Rule, RuleFile, RuleKind};
 use super::words::normalize_key;
 use crate::model::{Category, Evidence, Finding, Severity, Tool};
-use rustc_hash::FxHashMap as HashMap;
 
 /// Scores at or above this make a category fit.
 const FIT_THRESHOLD: f64 = 0.5;
@@ -23,15 +23,12 @@ pub struct Engine {
     conds: Vec<Option<C>>,
     /// Which rules could match a tool, from the words and phrases it has.
     prefilter: Prefilter,
-    words: HashMap<String, u32>,
-    verbs: Vec<bool>,
-    leads: Vec<bool>,
+    /// Every word the rules name, with its role.
+    lexicon: Lexicon,
     /// Phrases of `desc`, `text` and `desc_exact` conditions.
     phrases: PhraseIndex,
     weak_verbs: Vec<u32>,
     filter_verbs: Vec<u32>,
-    mode_keys: Vec<String>,
-    mode_text_keys: Vec<String>,
     secondary_factor: f64,
 }
 
@@ -92,8 +89,6 @@ impl Hit {
     }
 }
 
-const NONE: u32 = u32::MAX;
-
 impl Engine {
     /// Compiles a rule set.
     pub fn new(rules: RuleFile) -> Engine {
@@ -105,14 +100,10 @@ impl Engine {
             },
             conds: Vec::new(),
             prefilter: Prefilter::default(),
-            words: HashMap::default(),
-            verbs: Vec::new(),
-            leads: Vec::new(),
+            lexicon: Lexicon::default(),
             phrases: PhraseIndex::default(),
             weak_verbs: Vec::new(),
             filter_verbs: Vec::new(),
-            mode_keys: Vec::new(),
-            mode_text_keys: Vec::new(),
             secondary_factor: 0.6,
         };
         let conds: Vec<Option<C>> = rules
@@ -126,19 +117,23 @@ impl Engine {
         e.weak_verbs = v
             .weak_verbs
             .iter()
-            .filter_map(|w| e.words.get(&w.to_lowercase()).copied())
+            .filter_map(|w| e.lexicon.exact(&w.to_lowercase()))
             .collect();
         e.filter_verbs = v
             .filter_verbs
             .iter()
-            .filter_map(|w| e.words.get(&w.to_lowercase()).copied())
+            .filter_map(|w| e.lexicon.exact(&w.to_lowercase()))
             .collect();
-        e.mode_keys = v.mode_arguments.iter().map(|k| normalize_key(k)).collect();
-        e.mode_text_keys = v
-            .mode_text_arguments
-            .iter()
-            .map(|k| normalize_key(k))
-            .collect();
+        for (keys, role) in [
+            (&v.mode_arguments, role::MODE),
+            (&v.mode_text_arguments, role::MODE_TEXT),
+        ] {
+            for key in keys {
+                let id = e.lexicon.intern(&normalize_key(key));
+                e.lexicon.add_role(id, role);
+            }
+        }
+        e.lexicon.seal();
         if let Some(f) = v.secondary_verb_factor {
             e.secondary_factor = f.clamp(0.0, 1.0);
         }
@@ -152,24 +147,14 @@ impl Engine {
         &self.rules
     }
 
-    fn intern(&mut self, word: &str) -> u32 {
-        let next = self.words.len() as u32;
-        let id = *self.words.entry(word.to_lowercase()).or_insert(next);
-        if self.verbs.len() <= id as usize {
-            self.verbs.resize(id as usize + 1, false);
-            self.leads.resize(id as usize + 1, false);
-        }
-        id
-    }
-
     fn intern_all(&mut self, words: &[String]) -> Vec<u32> {
-        words.iter().map(|w| self.intern(w)).collect()
+        words.iter().map(|w| self.lexicon.intern(w)).collect()
     }
 
     fn intern_keys(&mut self, names: &[String]) -> Vec<u32> {
         names
             .iter()
-            .map(|w| self.intern(&normalize_key(w)))
+            .map(|w| self.lexicon.intern(&normalize_key(w)))
             .collect()
     }
 
@@ -181,14 +166,14 @@ impl Engine {
             Cond::Verb(ws) => {
                 let ids = self.intern_all(ws);
                 for &id in &ids {
-                    self.verbs[id as usize] = true;
+                    self.lexicon.add_role(id, role::VERB);
                 }
                 C::Verb(IdSet::new(&ids))
             }
             Cond::Lead(ws) => {
                 let ids = self.intern_all(ws);
                 for &id in &ids {
-                    self.leads[id as usize] = true;
+                    self.lexicon.add_role(id, role::LEAD);
                 }
                 C::Lead(IdSet::new(&ids))
             }
@@ -214,30 +199,21 @@ impl Engine {
         }
     }
 
-    /// Looks a word up, trying the plural-stripped forms when the exact word is unknown.
-    fn lookup(&self, word: &str) -> u32 {
-        if let Some(&id) = self.words.get(word) {
-            return id;
-        }
-        for suffix in ["es", "s"] {
-            if let Some(stem) = word.strip_suffix(suffix) {
-                if stem.len() >= 3 {
-                    if let Some(&id) = self.words.get(stem) {
-                        return id;
-                    }
-                }
-            }
-        }
-        NONE
-    }
-
     fn resolve<'a>(&self, tool: &'a Tool, f: &'a Features) -> Resolved<'a> {
-        let name_ids: Vec<u32> = f.name_words.iter().map(|w| self.lookup(w)).collect();
-        let is_verb = |id: u32| id != NONE && self.verbs[id as usize];
-        let lead_ids: Vec<u32> = f.lead_words.iter().map(|w| self.lookup(w)).collect();
+        let name_ids: Vec<u32> = f
+            .name_words
+            .iter()
+            .map(|w| self.lexicon.lookup(w))
+            .collect();
+        let is_verb = |id: u32| self.lexicon.is(id, role::VERB);
+        let lead_ids: Vec<u32> = f
+            .lead_words
+            .iter()
+            .map(|w| self.lexicon.lookup(w))
+            .collect();
         let mut verbs: Vec<VerbHit> = Vec::with_capacity(4);
         // Name verbs match exactly: a plural noun ("messages") is not a verb.
-        let exact = |w: &str| self.words.get(w).copied().filter(|&id| is_verb(id));
+        let exact = |w: &str| self.lexicon.exact(w).filter(|&id| is_verb(id));
         let name_verbs: Vec<(u32, &str)> = f
             .name_words
             .iter()
@@ -274,20 +250,34 @@ impl Engine {
                 });
             }
         }
-        let mut scratch = super::words::Words::default();
         let filters = verbs.iter().any(|v| {
             v.factor >= 1.0 && v.origin == VerbOrigin::Name && self.filter_verbs.contains(&v.id)
         });
+        let lead = lead_ids
+            .iter()
+            .position(|&id| self.lexicon.is(id, role::LEAD))
+            .map(|i| (lead_ids[i], f.lead_words.get(i)));
+        let mut scratch = super::words::Words::default();
+        let mut prop_keys = Vec::with_capacity(f.properties.len());
+        let mut prop_words = Vec::with_capacity(f.properties.len() * 2);
+        let mut enum_words = Vec::with_capacity(8);
         for (pi, p) in f.properties.iter().enumerate() {
-            let key = f.key(pi);
-            if filters || !self.mode_keys.iter().any(|k| k == key) {
-                continue;
+            let key = self.lexicon.exact(f.key(pi)).unwrap_or(NONE);
+            prop_keys.push(key);
+            for w in f.words_of(pi) {
+                let id = self.lexicon.lookup(w);
+                if id != NONE {
+                    prop_words.push((id, pi));
+                }
             }
+            // A mode argument's values are action words too, unless the name already says
+            // the tool only reads.
+            let mode = !filters && self.lexicon.is(key, role::MODE);
             let values = f.values_of(pi);
-            if !values.is_empty() {
-                for v in values {
-                    scratch.clear();
-                    super::words::split_identifier(v, &mut scratch);
+            for (vi, v) in values.iter().enumerate() {
+                scratch.clear();
+                super::words::split_identifier(v, &mut scratch);
+                if mode {
                     if let Some(id) = scratch.first().and_then(&exact) {
                         verbs.push(VerbHit {
                             id,
@@ -297,8 +287,16 @@ impl Engine {
                         });
                     }
                 }
-            } else if p.free_text && self.mode_text_keys.iter().any(|k| k == key) {
-                if let Some(text) = p.description {
+                for w in scratch.iter() {
+                    let id = self.lexicon.lookup(w);
+                    if id != NONE {
+                        enum_words.push((id, pi, vi));
+                    }
+                }
+            }
+            let described = mode && values.is_empty() && p.free_text;
+            if let Some(text) = p.description.filter(|_| described) {
+                if self.lexicon.is(key, role::MODE_TEXT) {
                     scratch.clear();
                     super::words::leading_words_into(text, 60, &mut scratch);
                     for w in scratch.iter() {
@@ -312,32 +310,6 @@ impl Engine {
                                 });
                             }
                         }
-                    }
-                }
-            }
-        }
-        let lead = lead_ids
-            .iter()
-            .position(|&id| id != NONE && self.leads[id as usize])
-            .map(|i| (lead_ids[i], f.lead_words.get(i)));
-        let mut prop_keys = Vec::with_capacity(f.properties.len());
-        let mut prop_words = Vec::with_capacity(f.properties.len() * 2);
-        let mut enum_words = Vec::with_capacity(8);
-        for pi in 0..f.properties.len() {
-            prop_keys.push(self.words.get(f.key(pi)).copied().unwrap_or(NONE));
-            for w in f.words_of(pi) {
-                let id = self.lookup(w);
-                if id != NONE {
-                    prop_words.push((id, pi));
-                }
-            }
-            for (vi, v) in f.values_of(pi).iter().enumerate() {
-                scratch.clear();
-                super::words::split_identifier(v, &mut scratch);
-                for w in scratch.iter() {
-                    let id = self.lookup(w);
-                    if id != NONE {
-                        enum_words.push((id, pi, vi));
                     }
                 }
             }

@@ -5,6 +5,7 @@ mod cond;
 pub mod engine;
 pub mod features;
 pub mod findings;
+mod lexicon;
 pub mod phrases;
 mod prefilter;
 pub mod rules;
