@@ -12,6 +12,7 @@ use super::prefilter::{members, Prefilter, RuleSet, Slot};
 use super::rules::{Cond, Rule, RuleFile, RuleKind};
 use super::words::normalize_key;
 use crate::model::{Category, Evidence, Finding, Severity, Tool};
+use std::fmt::Write as _;
 
 /// Scores at or above this make a category fit.
 const FIT_THRESHOLD: f64 = 0.5;
@@ -74,19 +75,22 @@ struct Resolved<'a> {
     schema_hits: Vec<PhraseHit>,
 }
 
-/// A condition that holds, with what matched and how much it counts (0 to 1).
-struct Hit {
-    detail: String,
-    factor: f64,
-}
-
-impl Hit {
-    fn full(detail: String) -> Hit {
-        Hit {
-            detail,
-            factor: 1.0,
-        }
-    }
+/// What made a leaf condition hold: enough to describe it afterwards.
+enum Witness<'r> {
+    /// The description's action word.
+    Lead(&'r str),
+    /// The `i`th name word.
+    NameWord(usize),
+    /// A phrase found in the description, or (`true`) in a schema text.
+    Phrase(&'r PhraseHit, bool),
+    /// Property `i`.
+    Argument(usize),
+    /// Property `i`, which takes free text.
+    FreeText(usize),
+    /// Property `pi`'s enum value `vi`.
+    EnumValue(usize, usize),
+    /// The annotations that were asked for.
+    Annotations(&'r [(String, bool)]),
 }
 
 impl Engine {
@@ -348,12 +352,12 @@ impl Engine {
             let (rule, Some(cond)) = (&self.rules.rules[i], &self.conds[i]) else {
                 continue;
             };
-            let Some(hit) = self.eval(cond, &r, false) else {
+            let Some(factor) = self.eval(cond, &r) else {
                 continue;
             };
             if rule.kind == RuleKind::Category {
                 let cat = rule.category.expect("validated");
-                let w = rule.weight.expect("validated") * hit.factor;
+                let w = rule.weight.expect("validated") * factor;
                 let s = &mut scores[cat as usize];
                 *s = 1.0 - (1.0 - *s) * (1.0 - w);
             }
@@ -391,9 +395,9 @@ impl Engine {
             let cond = self.conds[i]
                 .as_ref()
                 .expect("matched rules have conditions");
-            self.eval(cond, &r, true)
-                .map(|h| h.detail)
-                .unwrap_or_default()
+            let mut detail = String::new();
+            self.describe(cond, &r, &mut detail);
+            detail
         };
         let mut evidence_out: Vec<Evidence> = Vec::with_capacity(4);
         let mut signals = Vec::new();
@@ -472,128 +476,126 @@ impl Engine {
         set
     }
 
-    fn eval(&self, c: &C, r: &Resolved, describe: bool) -> Option<Hit> {
+    /// Whether `c` holds for the tool, and how much it counts (0 to 1).
+    fn eval(&self, c: &C, r: &Resolved) -> Option<f64> {
         match c {
             C::All(cs) => {
-                let mut parts = Vec::new();
                 let mut factor: f64 = 1.0;
                 for c in cs {
-                    let h = self.eval(c, r, describe)?;
-                    factor = factor.min(h.factor);
-                    if !h.detail.is_empty() {
-                        parts.push(h.detail);
-                    }
+                    factor = factor.min(self.eval(c, r)?);
                 }
-                Some(Hit {
-                    detail: parts.join("; "),
-                    factor,
-                })
+                Some(factor)
             }
-            // The strongest match; among equals the first listed, which reads best as evidence.
-            C::Any(cs) => cs.iter().filter_map(|c| self.eval(c, r, describe)).fold(
-                None,
-                |best: Option<Hit>, h| match best {
-                    Some(b) if b.factor >= h.factor => Some(b),
-                    _ => Some(h),
-                },
-            ),
+            // The strongest match.
+            C::Any(cs) => cs
+                .iter()
+                .filter_map(|c| self.eval(c, r))
+                .fold(None, |best: Option<f64>, f| {
+                    Some(best.map_or(f, |b| b.max(f)))
+                }),
             // A partial match (a later verb) does not make its negation false.
-            C::Not(c) => match self.eval_primary(c, r) {
-                Some(_) => None,
-                None => Some(Hit::full(String::new())),
-            },
-            C::Verb(ids) => {
-                let v = r
-                    .verbs
-                    .iter()
-                    .filter(|v| ids.contains(&v.id))
-                    .max_by(|a, b| a.factor.total_cmp(&b.factor))?;
-                if !describe {
-                    return Some(Hit {
-                        detail: String::new(),
-                        factor: v.factor,
-                    });
-                }
-                let detail = match &v.origin {
-                    VerbOrigin::Name => format!("action word '{}' in the name", v.word),
-                    VerbOrigin::Description => {
-                        format!("action word '{}' in the description", v.word)
+            C::Not(c) => (!self.holds_primarily(c, r)).then_some(1.0),
+            C::Verb(ids) => self.strongest_verb(ids, r).map(|v| v.factor),
+            _ => self.witness(c, r).map(|_| 1.0),
+        }
+    }
+
+    /// The verb among `ids` that counts most (the last listed among equals).
+    fn strongest_verb<'r>(&self, ids: &IdSet, r: &'r Resolved) -> Option<&'r VerbHit<'r>> {
+        r.verbs
+            .iter()
+            .filter(|v| ids.contains(&v.id))
+            .max_by(|a, b| a.factor.total_cmp(&b.factor))
+    }
+
+    /// Appends to `out` what matched, for a condition that holds: each part of an `all`
+    /// (joined by "; "), the strongest part of an `any` (the first listed among equals).
+    fn describe(&self, c: &C, r: &Resolved, out: &mut String) {
+        match c {
+            C::All(cs) => {
+                let start = out.len();
+                for c in cs {
+                    let before = out.len();
+                    if before > start {
+                        out.push_str("; ");
                     }
-                    VerbOrigin::Mode(arg) => format!("argument '{arg}' allows '{}'", v.word),
-                };
-                Some(Hit {
-                    detail,
-                    factor: v.factor,
-                })
+                    let part = out.len();
+                    self.describe(c, r, out);
+                    if out.len() == part {
+                        out.truncate(before);
+                    }
+                }
             }
-            _ => self.eval_leaf(c, r, describe).map(Hit::full),
+            C::Any(cs) => {
+                let mut best: Option<(&C, f64)> = None;
+                for c in cs {
+                    if let Some(f) = self.eval(c, r) {
+                        if best.is_none_or(|(_, b)| f > b) {
+                            best = Some((c, f));
+                        }
+                    }
+                }
+                if let Some((c, _)) = best {
+                    self.describe(c, r, out);
+                }
+            }
+            C::Not(_) => {}
+            C::Verb(ids) => {
+                if let Some(v) = self.strongest_verb(ids, r) {
+                    let _ = match &v.origin {
+                        VerbOrigin::Name => write!(out, "action word '{}' in the name", v.word),
+                        VerbOrigin::Description => {
+                            write!(out, "action word '{}' in the description", v.word)
+                        }
+                        VerbOrigin::Mode(arg) => {
+                            write!(out, "argument '{arg}' allows '{}'", v.word)
+                        }
+                    };
+                }
+            }
+            _ => {
+                if let Some(w) = self.witness(c, r) {
+                    describe_witness(&w, r, out);
+                }
+            }
         }
     }
 
     /// Like `eval`, but a verb matches only as the tool's own action word (for `not`).
-    fn eval_primary(&self, c: &C, r: &Resolved) -> Option<Hit> {
+    fn holds_primarily(&self, c: &C, r: &Resolved) -> bool {
         match c {
-            C::Verb(ids) => r
-                .verbs
-                .iter()
-                .find(|v| {
-                    ids.contains(&v.id)
-                        && v.factor >= 1.0
-                        && !matches!(v.origin, VerbOrigin::Mode(_))
-                })
-                .map(|_| Hit::full(String::new())),
-            C::All(cs) => cs
-                .iter()
-                .all(|c| self.eval_primary(c, r).is_some())
-                .then(|| Hit::full(String::new())),
-            C::Any(cs) => cs.iter().find_map(|c| self.eval_primary(c, r)),
-            _ => self.eval(c, r, false),
+            C::Verb(ids) => r.verbs.iter().any(|v| {
+                ids.contains(&v.id) && v.factor >= 1.0 && !matches!(v.origin, VerbOrigin::Mode(_))
+            }),
+            C::All(cs) => cs.iter().all(|c| self.holds_primarily(c, r)),
+            C::Any(cs) => cs.iter().any(|c| self.holds_primarily(c, r)),
+            _ => self.eval(c, r).is_some(),
         }
     }
 
-    fn eval_leaf(&self, c: &C, r: &Resolved, describe: bool) -> Option<String> {
+    /// What makes a leaf condition hold, if it does.
+    fn witness<'r>(&self, c: &'r C, r: &'r Resolved) -> Option<Witness<'r>> {
         match c {
             C::All(_) | C::Any(_) | C::Not(_) | C::Verb(_) => None,
             C::Lead(ids) => {
                 let (id, word) = r.lead?;
-                ids.contains(&id).then(|| {
-                    if describe {
-                        format!("the description says what it does: '{word}'")
-                    } else {
-                        String::new()
-                    }
-                })
+                ids.contains(&id).then_some(Witness::Lead(word))
             }
             C::Name(ids) => {
                 let i = r.name_ids.iter().position(|id| ids.contains(id))?;
-                Some(if describe {
-                    format!("name word '{}'", r.f.name_words.get(i))
-                } else {
-                    String::new()
-                })
+                Some(Witness::NameWord(i))
             }
-            C::Desc(ids) => quote_hit(&r.hits, ids, &[&r.tool.description], describe),
-            C::Text(ids) => {
-                quote_hit(&r.hits, ids, &[&r.tool.description], describe).or_else(|| {
-                    quote_hit(&r.schema_hits, ids, &r.f.schema_texts, describe)
-                        .map(|q| q.replacen("description", "an argument's text", 1))
-                })
-            }
+            C::Desc(ids) => first_hit(&r.hits, ids).map(|h| Witness::Phrase(h, false)),
+            C::Text(ids) => first_hit(&r.hits, ids)
+                .map(|h| Witness::Phrase(h, false))
+                .or_else(|| first_hit(&r.schema_hits, ids).map(|h| Witness::Phrase(h, true))),
             C::Prop(ids) => {
                 let i = r.prop_keys.iter().position(|id| ids.contains(id))?;
-                Some(if describe {
-                    format!("argument '{}'", r.f.properties[i].name)
-                } else {
-                    String::new()
-                })
+                Some(Witness::Argument(i))
             }
             C::PropWord(ids) => {
                 let &(_, pi) = r.prop_words.iter().find(|(id, _)| ids.contains(id))?;
-                Some(if describe {
-                    format!("argument '{}'", r.f.properties[pi].name)
-                } else {
-                    String::new()
-                })
+                Some(Witness::Argument(pi))
             }
             C::FreeText(ids) => {
                 let (i, _) = r
@@ -601,30 +603,18 @@ impl Engine {
                     .iter()
                     .enumerate()
                     .find(|&(i, id)| ids.contains(id) && r.f.properties[i].free_text)?;
-                Some(if describe {
-                    format!("free-text argument '{}'", r.f.properties[i].name)
-                } else {
-                    String::new()
-                })
+                Some(Witness::FreeText(i))
             }
             C::Enum(ids) => {
                 let &(_, pi, vi) = r.enum_words.iter().find(|(id, _, _)| ids.contains(id))?;
-                Some(if describe {
-                    enum_detail(r, pi, vi)
-                } else {
-                    String::new()
-                })
+                Some(Witness::EnumValue(pi, vi))
             }
             C::EnumIn(props, ids) => {
                 let &(_, pi, vi) = r
                     .enum_words
                     .iter()
                     .find(|&&(id, pi, _)| ids.contains(&id) && props.contains(&r.prop_keys[pi]))?;
-                Some(if describe {
-                    enum_detail(r, pi, vi)
-                } else {
-                    String::new()
-                })
+                Some(Witness::EnumValue(pi, vi))
             }
             C::Annotation(pairs) => {
                 for (k, v) in pairs {
@@ -632,18 +622,49 @@ impl Engine {
                         return None;
                     }
                 }
-                Some(if describe {
-                    pairs
-                        .iter()
-                        .map(|(k, v)| format!("annotation {k}={v}"))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                } else {
-                    String::new()
-                })
+                Some(Witness::Annotations(pairs))
             }
         }
     }
+}
+
+/// Appends a witness's description to `out`.
+fn describe_witness(w: &Witness, r: &Resolved, out: &mut String) {
+    let name = |i: usize| r.f.properties[i].name;
+    let _ = match *w {
+        Witness::Lead(word) => write!(out, "the description says what it does: '{word}'"),
+        Witness::NameWord(i) => write!(out, "name word '{}'", r.f.name_words.get(i)),
+        Witness::Phrase(hit, in_schema) => {
+            let text = if in_schema {
+                r.f.schema_texts[hit.text as usize]
+            } else {
+                r.tool.description.as_str()
+            };
+            let whose = if in_schema {
+                "an argument's text"
+            } else {
+                "description"
+            };
+            write!(out, "{whose} says \"{}\"", quote(text, hit))
+        }
+        Witness::Argument(i) => write!(out, "argument '{}'", name(i)),
+        Witness::FreeText(i) => write!(out, "free-text argument '{}'", name(i)),
+        Witness::EnumValue(pi, vi) => write!(
+            out,
+            "argument '{}' accepts '{}'",
+            name(pi),
+            r.f.values_of(pi)[vi]
+        ),
+        Witness::Annotations(pairs) => {
+            for (i, (k, v)) in pairs.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                let _ = write!(out, "annotation {k}={v}");
+            }
+            Ok(())
+        }
+    };
 }
 
 fn strongest(scores: &[f64; 5]) -> Option<Category> {
@@ -664,18 +685,13 @@ fn evidence(rule: &Rule, detail: String) -> Evidence {
     }
 }
 
-fn enum_detail(r: &Resolved, pi: usize, vi: usize) -> String {
-    let p = &r.f.properties[pi];
-    format!("argument '{}' accepts '{}'", p.name, r.f.values_of(pi)[vi])
+/// The first hit among `ids`.
+fn first_hit<'r>(hits: &'r [PhraseHit], ids: &IdSet) -> Option<&'r PhraseHit> {
+    hits.iter().find(|h| ids.contains(&h.id))
 }
 
-/// The first hit among `ids`, quoted with a little context.
-fn quote_hit(hits: &[PhraseHit], ids: &IdSet, texts: &[&str], describe: bool) -> Option<String> {
-    let hit = hits.iter().find(|h| ids.contains(&h.id))?;
-    if !describe {
-        return Some(String::new());
-    }
-    let text = texts[hit.text as usize];
+/// The phrase a hit found, run on to the end of the word it ends in.
+fn quote<'t>(text: &'t str, hit: &PhraseHit) -> &'t str {
     let (s, e) = (hit.start, hit.end);
     let mut end = e;
     while end < text.len() && !text.is_char_boundary(end) {
@@ -689,7 +705,7 @@ fn quote_hit(hits: &[PhraseHit], ids: &IdSet, texts: &[&str], describe: bool) ->
         }
         word_end = end + i + ch.len_utf8();
     }
-    Some(format!("description says \"{}\"", &text[s..word_end]))
+    &text[s..word_end]
 }
 
 #[cfg(test)]
@@ -728,7 +744,7 @@ mod tests {
             candidates += kept.len();
             for (i, cond) in engine.conds.iter().enumerate() {
                 let Some(cond) = cond else { continue };
-                if engine.eval(cond, &r, false).is_some() {
+                if engine.eval(cond, &r).is_some() {
                     matching += 1;
                     assert!(
                         kept.contains(&i),
