@@ -10,6 +10,7 @@ use super::lexicon::{role, Lexicon, NONE};
 use super::phrases::{scope, PhraseHit, PhraseIndex};
 use super::prefilter::{members, Prefilter, RuleSet, Slot};
 use super::rules::{Cond, Rule, RuleFile, RuleKind};
+use super::scratch::{cleared, with_scratch, Scratch};
 use super::words::normalize_key;
 use crate::model::{Category, Evidence, Finding, Severity, Tool};
 use std::fmt::Write as _;
@@ -73,6 +74,18 @@ struct Resolved<'a> {
     enum_words: Vec<(u32, usize, usize)>,
     hits: Vec<PhraseHit>,
     schema_hits: Vec<PhraseHit>,
+}
+
+impl Scratch {
+    /// Takes back the buffers a `Resolved` borrowed.
+    fn give_back(&mut self, r: Resolved) {
+        self.name_ids = r.name_ids;
+        self.prop_keys = r.prop_keys;
+        self.prop_words = r.prop_words;
+        self.enum_words = r.enum_words;
+        self.hits = r.hits;
+        self.schema_hits = r.schema_hits;
+    }
 }
 
 /// What made a leaf condition hold: enough to describe it afterwards.
@@ -203,56 +216,44 @@ impl Engine {
         }
     }
 
-    fn resolve<'a>(&self, tool: &'a Tool, f: &'a Features) -> Resolved<'a> {
-        let name_ids: Vec<u32> = f
-            .name_words
-            .iter()
-            .map(|w| self.lexicon.lookup(w))
-            .collect();
+    /// Looks the tool's words up and finds its phrases, in buffers taken from `s`.
+    fn resolve<'a>(&self, tool: &'a Tool, f: &'a Features, s: &mut Scratch) -> Resolved<'a> {
+        let mut name_ids = cleared(&mut s.name_ids);
+        name_ids.extend(f.name_words.iter().map(|w| self.lexicon.lookup(w)));
         let is_verb = |id: u32| self.lexicon.is(id, role::VERB);
-        let lead_ids: Vec<u32> = f
-            .lead_words
-            .iter()
-            .map(|w| self.lexicon.lookup(w))
-            .collect();
+        let mut lead_ids = cleared(&mut s.lead_ids);
+        lead_ids.extend(f.lead_words.iter().map(|w| self.lexicon.lookup(w)));
         let mut verbs: Vec<VerbHit> = Vec::with_capacity(4);
         // Name verbs match exactly: a plural noun ("messages") is not a verb.
         let exact = |w: &str| self.lexicon.exact(w).filter(|&id| is_verb(id));
-        let name_verbs: Vec<(u32, &str)> = f
-            .name_words
-            .iter()
-            .filter_map(|w| exact(w).map(|id| (id, w)))
-            .collect();
-        let primary = match name_verbs.first() {
-            Some(&(id, _)) if self.weak_verbs.contains(&id) => name_verbs
+        for w in f.name_words.iter() {
+            if let Some(id) = exact(w) {
+                verbs.push(VerbHit {
+                    id,
+                    word: w.into(),
+                    origin: VerbOrigin::Name,
+                    factor: self.secondary_factor,
+                });
+            }
+        }
+        // The first verb of the name counts fully (or the first that is not weak, when the
+        // first is); later ones, and a weak verb passed over, count less.
+        let primary = match verbs.first() {
+            Some(v) if self.weak_verbs.contains(&v.id) => verbs
                 .iter()
-                .position(|(id, _)| !self.weak_verbs.contains(id))
+                .position(|v| !self.weak_verbs.contains(&v.id))
                 .unwrap_or(0),
             _ => 0,
         };
-        for (i, &(id, word)) in name_verbs.iter().enumerate() {
-            // The first verb counts fully; later ones, and a weak verb passed over, count less.
-            let factor = if i == primary {
-                1.0
-            } else {
-                self.secondary_factor
-            };
+        if let Some(v) = verbs.get_mut(primary) {
+            v.factor = 1.0;
+        } else if let Some(i) = lead_ids.iter().position(|&id| is_verb(id)) {
             verbs.push(VerbHit {
-                id,
-                word: word.into(),
-                origin: VerbOrigin::Name,
-                factor,
+                id: lead_ids[i],
+                word: f.lead_words.get(i).into(),
+                origin: VerbOrigin::Description,
+                factor: 1.0,
             });
-        }
-        if name_verbs.is_empty() {
-            if let Some(i) = lead_ids.iter().position(|&id| is_verb(id)) {
-                verbs.push(VerbHit {
-                    id: lead_ids[i],
-                    word: f.lead_words.get(i).into(),
-                    origin: VerbOrigin::Description,
-                    factor: 1.0,
-                });
-            }
         }
         let filters = verbs.iter().any(|v| {
             v.factor >= 1.0 && v.origin == VerbOrigin::Name && self.filter_verbs.contains(&v.id)
@@ -261,10 +262,10 @@ impl Engine {
             .iter()
             .position(|&id| self.lexicon.is(id, role::LEAD))
             .map(|i| (lead_ids[i], f.lead_words.get(i)));
-        let mut scratch = super::words::Words::default();
-        let mut prop_keys = Vec::with_capacity(f.properties.len());
-        let mut prop_words = Vec::with_capacity(f.properties.len() * 2);
-        let mut enum_words = Vec::with_capacity(8);
+        let scratch = &mut s.words;
+        let mut prop_keys = cleared(&mut s.prop_keys);
+        let mut prop_words = cleared(&mut s.prop_words);
+        let mut enum_words = cleared(&mut s.enum_words);
         for (pi, p) in f.properties.iter().enumerate() {
             let key = self.lexicon.exact(f.key(pi)).unwrap_or(NONE);
             prop_keys.push(key);
@@ -280,7 +281,7 @@ impl Engine {
             let values = f.values_of(pi);
             for (vi, v) in values.iter().enumerate() {
                 scratch.clear();
-                super::words::split_identifier(v, &mut scratch);
+                super::words::split_identifier(v, scratch);
                 if mode {
                     if let Some(id) = scratch.first().and_then(&exact) {
                         verbs.push(VerbHit {
@@ -302,7 +303,7 @@ impl Engine {
             if let Some(text) = p.description.filter(|_| described) {
                 if self.lexicon.is(key, role::MODE_TEXT) {
                     scratch.clear();
-                    super::words::leading_words_into(text, 60, &mut scratch);
+                    super::words::leading_words_into(text, 60, scratch);
                     for w in scratch.iter() {
                         if let Some(id) = exact(w) {
                             if !verbs.iter().any(|v| v.id == id) {
@@ -318,10 +319,11 @@ impl Engine {
                 }
             }
         }
-        let mut hits = Vec::with_capacity(8);
+        s.lead_ids = lead_ids;
+        let mut hits = cleared(&mut s.hits);
         self.phrases
             .find(&tool.description, 0, scope::DESCRIPTION, &mut hits);
-        let mut schema_hits = Vec::with_capacity(4);
+        let mut schema_hits = cleared(&mut s.schema_hits);
         for (i, text) in f.schema_texts.iter().enumerate() {
             self.phrases
                 .find(text, i as u32, scope::SCHEMA, &mut schema_hits);
@@ -342,12 +344,18 @@ impl Engine {
 
     /// Classifies one tool.
     pub fn classify(&self, tool: &Tool) -> Verdict {
-        let features = Features::of(tool);
-        let r = self.resolve(tool, &features);
+        with_scratch(|s| self.classify_with(tool, s))
+    }
+
+    /// `classify`, with buffers from `s` (given back before returning).
+    fn classify_with(&self, tool: &Tool, s: &mut Scratch) -> Verdict {
+        let features = Features::reusing(tool, std::mem::take(&mut s.features));
+        let r = self.resolve(tool, &features, s);
         let mut scores = [0.0f64; 5];
         // First pass: which rules match and how strongly, without building any text.
-        let mut matched: Vec<usize> = Vec::with_capacity(16);
-        let candidates = self.candidates(&r);
+        let mut matched = cleared(&mut s.matched);
+        let mut candidates = cleared(&mut s.candidates);
+        self.candidates(&r, &mut candidates);
         for i in members(&candidates) {
             let (rule, Some(cond)) = (&self.rules.rules[i], &self.conds[i]) else {
                 continue;
@@ -436,6 +444,10 @@ impl Engine {
             evidence_out.push(e);
         }
         evidence_out.extend(signals);
+        s.matched = matched;
+        s.candidates = candidates;
+        s.give_back(r);
+        s.features = features.recycle();
         Verdict {
             category,
             severity,
@@ -445,35 +457,35 @@ impl Engine {
         }
     }
 
-    /// The rules that could match this tool: those keyed by a word or phrase it has.
-    fn candidates(&self, r: &Resolved) -> RuleSet {
+    /// Sets `set` to the rules that could match this tool: those keyed by a word or phrase
+    /// it has.
+    fn candidates(&self, r: &Resolved, set: &mut RuleSet) {
         let pf = &self.prefilter;
-        let mut set = pf.start();
+        pf.start(set);
         for v in &r.verbs {
-            pf.mark(Slot::Verb, v.id, &mut set);
+            pf.mark(Slot::Verb, v.id, set);
         }
         for &id in &r.name_ids {
-            pf.mark(Slot::Name, id, &mut set);
+            pf.mark(Slot::Name, id, set);
         }
         if let Some((id, _)) = r.lead {
-            pf.mark(Slot::Lead, id, &mut set);
+            pf.mark(Slot::Lead, id, set);
         }
         for h in r.hits.iter().chain(&r.schema_hits) {
-            pf.mark(Slot::Phrase, h.id, &mut set);
+            pf.mark(Slot::Phrase, h.id, set);
         }
         for &id in &r.prop_keys {
-            pf.mark(Slot::Prop, id, &mut set);
+            pf.mark(Slot::Prop, id, set);
         }
         for &(id, _) in &r.prop_words {
-            pf.mark(Slot::PropWord, id, &mut set);
+            pf.mark(Slot::PropWord, id, set);
         }
         for &(id, _, _) in &r.enum_words {
-            pf.mark(Slot::Enum, id, &mut set);
+            pf.mark(Slot::Enum, id, set);
         }
         if !r.f.hints.is_empty() {
-            pf.mark(Slot::Annotation, 0, &mut set);
+            pf.mark(Slot::Annotation, 0, set);
         }
-        set
     }
 
     /// Whether `c` holds for the tool, and how much it counts (0 to 1).
@@ -739,8 +751,10 @@ mod tests {
         let (mut matching, mut candidates) = (0, 0);
         for tool in corpus() {
             let features = Features::of(&tool);
-            let r = engine.resolve(&tool, &features);
-            let kept: Vec<usize> = members(&engine.candidates(&r)).collect();
+            let r = engine.resolve(&tool, &features, &mut Scratch::default());
+            let mut set = RuleSet::new();
+            engine.candidates(&r, &mut set);
+            let kept: Vec<usize> = members(&set).collect();
             candidates += kept.len();
             for (i, cond) in engine.conds.iter().enumerate() {
                 let Some(cond) = cond else { continue };
@@ -756,5 +770,17 @@ mod tests {
             }
         }
         assert!(matching > 0 && candidates >= matching);
+    }
+
+    #[test]
+    fn reused_buffers_give_the_same_verdicts_as_fresh_ones() {
+        let engine = Engine::new(RuleFile::embedded());
+        let tools = corpus();
+        // Twice over, so every tool also follows a larger one whose buffers it reuses.
+        for tool in tools.iter().chain(tools.iter().rev()) {
+            let reused = engine.classify(tool);
+            let fresh = engine.classify_with(tool, &mut Scratch::default());
+            assert_eq!(format!("{reused:?}"), format!("{fresh:?}"), "{}", tool.name);
+        }
     }
 }

@@ -46,10 +46,60 @@ pub struct Features<'a> {
     pub hints: Vec<(&'a str, bool)>,
 }
 
+/// The buffers of a [`Features`], emptied, to extract the next tool's features into without
+/// allocating them again.
+#[derive(Debug, Default)]
+pub struct Buffers {
+    words: [Words; 4],
+    properties: Vec<Property<'static>>,
+    values: Vec<&'static str>,
+    schema_texts: Vec<&'static str>,
+    hints: Vec<(&'static str, bool)>,
+}
+
+/// `v` emptied, as a vector of another type of the same size: the allocation is kept (the
+/// standard library collects an emptied vector's `into_iter` in place), and it is only ever
+/// used empty, so nothing of the old type is read as the new.
+fn emptied<T, U>(mut v: Vec<T>) -> Vec<U> {
+    v.clear();
+    v.into_iter()
+        .map(|_| unreachable!("the vector is empty"))
+        .collect()
+}
+
 impl<'a> Features<'a> {
     /// Extracts the features of a tool.
     pub fn of(tool: &'a Tool) -> Features<'a> {
-        let mut f = Features::default();
+        Features::reusing(tool, Buffers::default())
+    }
+
+    /// Extracts the features of a tool into buffers given back by [`Features::recycle`].
+    pub fn reusing(tool: &'a Tool, buffers: Buffers) -> Features<'a> {
+        let Buffers {
+            words: [mut name_words, mut lead_words, mut prop_keys, mut prop_words],
+            properties,
+            values,
+            schema_texts,
+            hints,
+        } = buffers;
+        for w in [
+            &mut name_words,
+            &mut lead_words,
+            &mut prop_keys,
+            &mut prop_words,
+        ] {
+            w.clear();
+        }
+        let mut f = Features {
+            name_words,
+            lead_words,
+            properties: emptied(properties),
+            prop_keys,
+            prop_words,
+            values: emptied(values),
+            schema_texts: emptied(schema_texts),
+            hints: emptied(hints),
+        };
         f.name_words.reserve(4, tool.name.len());
         f.lead_words.reserve(LEAD_WINDOW, 64);
         f.schema_texts.reserve(8);
@@ -76,6 +126,22 @@ impl<'a> Features<'a> {
         }
         .visit(schema, 0, Some(0));
         f
+    }
+
+    /// Gives back the buffers, emptied, for the next tool.
+    pub fn recycle(self) -> Buffers {
+        Buffers {
+            words: [
+                self.name_words,
+                self.lead_words,
+                self.prop_keys,
+                self.prop_words,
+            ],
+            properties: emptied(self.properties),
+            values: emptied(self.values),
+            schema_texts: emptied(self.schema_texts),
+            hints: emptied(self.hints),
+        }
     }
 
     /// A boolean annotation such as `readOnlyHint`, if the server set it.

@@ -9,6 +9,7 @@ mod lexicon;
 pub mod phrases;
 mod prefilter;
 pub mod rules;
+mod scratch;
 pub mod words;
 
 pub use engine::{Engine, Verdict};

@@ -83,9 +83,11 @@ impl Prefilter {
         filter
     }
 
-    /// The rules that are candidates for every tool; [`Prefilter::mark`] adds to it.
-    pub(super) fn start(&self) -> RuleSet {
-        self.always.clone()
+    /// Sets `set` to the rules that are candidates for every tool; [`Prefilter::mark`] adds
+    /// to it.
+    pub(super) fn start(&self, set: &mut RuleSet) {
+        set.clear();
+        set.extend_from_slice(&self.always);
     }
 
     /// Adds the rules that key `id` in `slot` makes candidates.
