@@ -5,7 +5,7 @@
 use super::features::Buffers;
 use super::phrases::PhraseHit;
 use super::words::Words;
-use std::cell::Cell;
+use std::cell::RefCell;
 
 /// The reusable buffers; each is cleared before use.
 #[derive(Debug, Default)]
@@ -24,15 +24,16 @@ pub(super) struct Scratch {
 }
 
 thread_local! {
-    static SCRATCH: Cell<Scratch> = Cell::new(Scratch::default());
+    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
 }
 
 /// Runs `f` with this thread's buffers (fresh ones if `f` is itself running inside `f`).
+/// Borrowed in place rather than moved out and back: they are a few hundred bytes.
 pub(super) fn with_scratch<T>(f: impl FnOnce(&mut Scratch) -> T) -> T {
-    let mut scratch = SCRATCH.take();
-    let out = f(&mut scratch);
-    SCRATCH.set(scratch);
-    out
+    SCRATCH.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut scratch) => f(&mut scratch),
+        Err(_) => f(&mut Scratch::default()),
+    })
 }
 
 /// `v`, emptied, to be filled again.
