@@ -69,11 +69,15 @@ impl Lexicon {
 
     /// Builds the table `lookup` reads; call after the last `intern`.
     pub(super) fn seal(&mut self) {
-        let mut forms = self.exact.clone();
+        let mut forms = HashMap::with_capacity_and_hasher(self.exact.len() * 3, Default::default());
+        forms.extend(self.exact.iter().map(|(w, &id)| (w.clone(), id)));
         for suffix in ["es", "s"] {
             for (word, &id) in &self.exact {
                 if word.len() >= 3 {
-                    forms.entry(format!("{word}{suffix}")).or_insert(id);
+                    let mut form = String::with_capacity(word.len() + suffix.len());
+                    form.push_str(word);
+                    form.push_str(suffix);
+                    forms.entry(form).or_insert(id);
                 }
             }
         }

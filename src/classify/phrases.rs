@@ -145,8 +145,8 @@ impl PhraseIndex {
                 short_first: vec![false; 256],
                 ..ScopeTable::default()
             };
-            let mut buckets: Vec<Vec<Lead>> = (0..BUCKETS).map(|_| Vec::new()).collect();
-            let mut shorts: Vec<Vec<u32>> = vec![Vec::new(); 256];
+            let mut leads: Vec<(usize, Lead)> = Vec::new();
+            let mut shorts: Vec<(usize, u32)> = Vec::new();
             for (id, p) in self.phrases.iter().enumerate() {
                 let bytes = p.text.as_bytes();
                 let Some(&first) = bytes.first() else {
@@ -162,22 +162,23 @@ impl PhraseIndex {
                     } else {
                         (1u64 << (8 * n)) - 1
                     };
-                    buckets[bucket(key4(bytes))].push(Lead {
+                    let lead = Lead {
                         prefix: fold8(bytes, 0) & mask,
                         mask,
                         id: id as u32,
-                    });
+                    };
+                    leads.push((bucket(key4(bytes)), lead));
                 } else {
                     table.short_first[first as usize] = true;
                     if p.fold {
                         table.short_first[first.to_ascii_uppercase() as usize] = true;
                         table.short_first[first.to_ascii_lowercase() as usize] = true;
                     }
-                    shorts[first.to_ascii_lowercase() as usize].push(id as u32);
+                    shorts.push((first.to_ascii_lowercase() as usize, id as u32));
                 }
             }
-            (table.bucket_start, table.leads) = flatten(buckets);
-            (table.short_start, table.short) = flatten(shorts);
+            (table.bucket_start, table.leads) = group(leads, BUCKETS);
+            (table.short_start, table.short) = group(shorts, 256);
             self.tables[t] = table;
         }
     }
@@ -282,16 +283,18 @@ impl PhraseIndex {
     }
 }
 
-/// Groups as one flat list and where each group starts (with the end as a last entry).
-fn flatten<T>(groups: Vec<Vec<T>>) -> (Vec<u32>, Vec<T>) {
-    let mut starts = Vec::with_capacity(groups.len() + 1);
-    let mut flat = Vec::new();
-    for group in groups {
-        starts.push(flat.len() as u32);
-        flat.extend(group);
+/// Items tagged with their group (below `groups`) as one list in group order, and where each
+/// group starts in it (with the end as a last entry). Within a group, items keep their order.
+fn group<T>(mut items: Vec<(usize, T)>, groups: usize) -> (Vec<u32>, Vec<T>) {
+    items.sort_by_key(|&(g, _)| g);
+    let mut starts = vec![0u32; groups + 1];
+    for &(g, _) in &items {
+        starts[g + 1] += 1;
     }
-    starts.push(flat.len() as u32);
-    (starts, flat)
+    for g in 0..groups {
+        starts[g + 1] += starts[g];
+    }
+    (starts, items.into_iter().map(|(_, item)| item).collect())
 }
 
 /// The first four bytes as one number, ASCII case folded by setting the 0x20 bit of each.
