@@ -168,9 +168,11 @@ impl<'a> Features<'a> {
 
     /// Adds a property: its name, words, description, and whether it takes free text.
     fn add_property(&mut self, name: &'a str, sub: &'a Value) {
-        self.prop_keys.push_key(name);
         let words_start = self.prop_words.len() as u32;
         split_identifier(name, &mut self.prop_words);
+        // The key is the name's words run together (see `normalize_key`).
+        self.prop_keys
+            .push_joined(&self.prop_words, words_start as usize);
         let values_start = self.values.len() as u32;
         let mut shape = Shape::default();
         collect_shape(sub, 0, &mut shape, &mut self.values);

@@ -47,10 +47,15 @@ impl Words {
         self.ends.clear();
     }
 
-    /// Adds `name` lowercased with separators removed (see [`normalize_key`]) as one word,
-    /// even when that leaves it empty, so keys stay aligned with what they name.
-    pub fn push_key(&mut self, name: &str) {
-        push_normalized_key(name, &mut self.buf);
+    /// Adds, as one word, the words of `from` from its `first` on, run together (possibly
+    /// empty). For a name just split into `from`, that is the name as [`normalize_key`] spells
+    /// it, without reading the name again.
+    pub fn push_joined(&mut self, from: &Words, first: usize) {
+        let start = match first {
+            0 => 0,
+            n => from.ends[n - 1] as usize,
+        };
+        self.buf.push_str(&from.buf[start..]);
         self.ends.push(self.buf.len() as u32);
     }
 
@@ -214,16 +219,30 @@ mod tests {
     }
 
     #[test]
-    fn normalizes_keys() {
-        let mut keys = Words::default();
-        for name in ["force_stop", "$$", "Löschen-Jetzt"] {
-            keys.push_key(name);
+    fn joined_words_spell_the_key() {
+        for name in [
+            "force_stop",
+            "$$",
+            "",
+            "Löschen-Jetzt",
+            "getHTTPStatus2",
+            "a.b-c d",
+        ] {
+            let mut words = Words::default();
+            split_identifier("first_name", &mut words);
+            let first = words.len();
+            split_identifier(name, &mut words);
+            let mut keys = Words::default();
+            keys.push_joined(&words, first);
+            assert_eq!(keys.get(0), normalize_key(name), "{name:?}");
         }
-        assert_eq!(
-            keys.iter().collect::<Vec<_>>(),
-            ["forcestop", "", "löschenjetzt"]
-        );
+    }
+
+    #[test]
+    fn normalizes_keys() {
         assert_eq!(normalize_key("force_stop"), "forcestop");
+        assert_eq!(normalize_key("$$"), "");
+        assert_eq!(normalize_key("Löschen-Jetzt"), "löschenjetzt");
         assert_eq!(normalize_key("launchOptions"), "launchoptions");
     }
 }
