@@ -265,7 +265,16 @@ impl<'a> SchemaWalk<'a, '_> {
             }
             Value::Array(items) if texts_on => {
                 for v in items {
-                    self.visit(v, depth + 1, None);
+                    match v {
+                        Value::Object(_) | Value::Array(_) => self.visit(v, depth + 1, None),
+                        // What visiting a scalar (an enum value, a required name) would do:
+                        // count it against the budget, without the call.
+                        _ => {
+                            if depth < MAX_SCHEMA_DEPTH && self.text_budget > 0 && self.room > 0 {
+                                self.text_budget -= 1;
+                            }
+                        }
+                    }
                 }
             }
             _ => {}
