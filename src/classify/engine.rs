@@ -403,7 +403,8 @@ impl Engine {
             let cond = self.conds[i]
                 .as_ref()
                 .expect("matched rules have conditions");
-            let mut detail = String::new();
+            // Room for a typical detail, so writing it does not grow the string step by step.
+            let mut detail = String::with_capacity(96);
             self.describe(cond, &r, &mut detail);
             detail
         };
