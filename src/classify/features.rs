@@ -75,30 +75,24 @@ impl<'a> Features<'a> {
 
     /// Extracts the features of a tool into buffers given back by [`Features::recycle`].
     pub fn reusing(tool: &'a Tool, buffers: Buffers) -> Features<'a> {
+        // Buffers are empty whenever they exist (made by `default` or `recycle`), and the
+        // borrowed ones take the tool's lifetime as they are.
         let Buffers {
-            words: [mut name_words, mut lead_words, mut prop_keys, mut prop_words],
+            words: [name_words, lead_words, prop_keys, prop_words],
             properties,
             values,
             schema_texts,
             hints,
         } = buffers;
-        for w in [
-            &mut name_words,
-            &mut lead_words,
-            &mut prop_keys,
-            &mut prop_words,
-        ] {
-            w.clear();
-        }
         let mut f = Features {
             name_words,
             lead_words,
-            properties: emptied(properties),
+            properties,
             prop_keys,
             prop_words,
-            values: emptied(values),
-            schema_texts: emptied(schema_texts),
-            hints: emptied(hints),
+            values,
+            schema_texts,
+            hints,
         };
         f.name_words.reserve(4, tool.name.len());
         f.lead_words.reserve(LEAD_WINDOW, 64);
@@ -130,13 +124,17 @@ impl<'a> Features<'a> {
 
     /// Gives back the buffers, emptied, for the next tool.
     pub fn recycle(self) -> Buffers {
+        let mut words = [
+            self.name_words,
+            self.lead_words,
+            self.prop_keys,
+            self.prop_words,
+        ];
+        for w in &mut words {
+            w.clear();
+        }
         Buffers {
-            words: [
-                self.name_words,
-                self.lead_words,
-                self.prop_keys,
-                self.prop_words,
-            ],
+            words,
             properties: emptied(self.properties),
             values: emptied(self.values),
             schema_texts: emptied(self.schema_texts),
