@@ -4,7 +4,9 @@
 # line is the doc-test run, which has no tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+scripts/ensure-dev-null.sh
 scripts/install-test-deps.sh
+scripts/ensure-dev-null.sh
 log="$(mktemp)"
 trap 'rm -f "$log"' EXIT
 set +e
