@@ -97,8 +97,12 @@ pub fn run(cli: crate::cli::Cli) -> Result<u8> {
                     "policy --check compares with the file given by -o FILE",
                 ));
             }
+            // Only a regular file holds a policy to merge with: `-o /dev/stdout` or a FIFO is
+            // somewhere to write, and reading it would block or consume someone else's data.
             let existing = match path {
-                Some(p) if std::path::Path::new(p).exists() => Some(crate::policy::read::load(p)?),
+                Some(p) if std::fs::metadata(p).is_ok_and(|m| m.is_file()) => {
+                    Some(crate::policy::read::load(p)?)
+                }
                 _ => None,
             };
             if let Some(old) = existing.as_ref().filter(|_| !args.reset) {

@@ -1,9 +1,11 @@
 //! Where output goes: standard output, or a file written atomically (a temporary file in the
-//! same directory, renamed into place), so a failure never leaves a half-written file.
+//! same directory, renamed into place), so a failure never leaves a half-written file. A device
+//! or FIFO (`-o /dev/stdout`, `-o /dev/null`) is written in place, never replaced, and a symbolic
+//! link is followed, never replaced.
 
 use crate::error::{Error, Result};
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Runs `write` against standard output or, atomically, against the file at `path`.
 pub fn emit(path: Option<&str>, write: impl FnOnce(&mut dyn Write) -> Result<()>) -> Result<()> {
@@ -20,39 +22,92 @@ pub fn emit(path: Option<&str>, write: impl FnOnce(&mut dyn Write) -> Result<()>
             }
         }
         Some(p) => {
-            let target = Path::new(p);
-            let dir = match target.parent() {
-                Some(d) if !d.as_os_str().is_empty() => d,
-                _ => Path::new("."),
-            };
-            let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| {
-                Error::new(format!(
-                    "{p}: cannot create a file in {}: {e}",
-                    dir.display()
-                ))
-            })?;
-            // A temporary file is created 0600; reports and policies are meant to be shared.
-            #[cfg(unix)]
-            {
-                use std::os::unix::fs::PermissionsExt;
-                let mode = std::fs::metadata(target)
-                    .map(|m| m.permissions().mode() & 0o777)
-                    .unwrap_or(0o644);
-                let _ = tmp
-                    .as_file()
-                    .set_permissions(std::fs::Permissions::from_mode(mode));
+            let target = follow_symlinks(Path::new(p));
+            if is_special_file(&target) {
+                return write_in_place(p, &target, write);
             }
-            {
-                let mut buf = std::io::BufWriter::new(tmp.as_file_mut());
-                write(&mut buf)?;
-                buf.flush()
-                    .map_err(|e| Error::new(format!("{p}: cannot write: {e}")))?;
-            }
-            tmp.persist(target)
-                .map_err(|e| Error::new(format!("{p}: cannot write: {}", e.error)))?;
-            Ok(())
+            write_atomically(p, &target, write)
         }
     }
+}
+
+/// The file a path names once symbolic links are followed, so a link to a report stays a link
+/// and the file it points to gets the new content. A dangling link names its would-be target.
+fn follow_symlinks(path: &Path) -> PathBuf {
+    let is_link = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+    if !is_link {
+        return path.to_path_buf();
+    }
+    if let Ok(real) = std::fs::canonicalize(path) {
+        return real;
+    }
+    match std::fs::read_link(path) {
+        Ok(dest) if dest.is_absolute() => dest,
+        Ok(dest) => path.parent().unwrap_or(Path::new(".")).join(dest),
+        Err(_) => path.to_path_buf(),
+    }
+}
+
+/// An existing path that is not a regular file or a directory: a device such as `/dev/null`
+/// or `/dev/stdout`, a FIFO, a socket. Renaming a temporary file over one of these would
+/// replace the device with a plain file (as root, for every program on the machine).
+fn is_special_file(path: &Path) -> bool {
+    std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir())
+}
+
+/// Writes straight into a device or FIFO: there is nothing to rename, and no half-written
+/// file can be left behind.
+fn write_in_place(
+    p: &str,
+    target: &Path,
+    write: impl FnOnce(&mut dyn Write) -> Result<()>,
+) -> Result<()> {
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .open(target)
+        .map_err(|e| Error::new(format!("{p}: cannot open for writing: {e}")))?;
+    let mut buf = std::io::BufWriter::new(file);
+    write(&mut buf)?;
+    buf.flush()
+        .map_err(|e| Error::new(format!("{p}: cannot write: {e}")))
+}
+
+/// Writes a temporary file beside `target` and renames it into place.
+fn write_atomically(
+    p: &str,
+    target: &Path,
+    write: impl FnOnce(&mut dyn Write) -> Result<()>,
+) -> Result<()> {
+    let dir = match target.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| {
+        Error::new(format!(
+            "{p}: cannot create a file in {}: {e}",
+            dir.display()
+        ))
+    })?;
+    // A temporary file is created 0600; reports and policies are meant to be shared.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(target)
+            .map(|m| m.permissions().mode() & 0o777)
+            .unwrap_or(0o644);
+        let _ = tmp
+            .as_file()
+            .set_permissions(std::fs::Permissions::from_mode(mode));
+    }
+    {
+        let mut buf = std::io::BufWriter::new(tmp.as_file_mut());
+        write(&mut buf)?;
+        buf.flush()
+            .map_err(|e| Error::new(format!("{p}: cannot write: {e}")))?;
+    }
+    tmp.persist(target)
+        .map_err(|e| Error::new(format!("{p}: cannot write: {}", e.error)))?;
+    Ok(())
 }
 
 /// Maps an I/O error while writing a report to an [`Error`].
@@ -84,6 +139,70 @@ mod tests {
         assert_eq!(
             std::fs::read_dir(dir.path()).unwrap().count(),
             1,
+            "no temporary file left"
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_fifo_is_written_in_place_and_stays_a_fifo() {
+        use std::os::unix::fs::FileTypeExt;
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("out.pipe");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let reader = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || std::fs::read_to_string(fifo).unwrap())
+        };
+        emit(Some(fifo.to_str().unwrap()), |w| {
+            w.write_all(b"report").map_err(io_err)
+        })
+        .unwrap();
+        assert_eq!(reader.join().unwrap(), "report");
+        let kind = std::fs::symlink_metadata(&fifo).unwrap().file_type();
+        assert!(kind.is_fifo(), "the FIFO was replaced by {kind:?}");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_symlink_is_followed_not_replaced() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("real.md");
+        std::fs::write(&real, "old").unwrap();
+        let link = dir.path().join("link.md");
+        std::os::unix::fs::symlink("real.md", &link).unwrap();
+        emit(Some(link.to_str().unwrap()), |w| {
+            w.write_all(b"new").map_err(io_err)
+        })
+        .unwrap();
+        assert!(std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        assert_eq!(std::fs::read_to_string(&real).unwrap(), "new");
+
+        let dangling = dir.path().join("dangling.md");
+        std::os::unix::fs::symlink("made.md", &dangling).unwrap();
+        emit(Some(dangling.to_str().unwrap()), |w| {
+            w.write_all(b"made").map_err(io_err)
+        })
+        .unwrap();
+        assert!(std::fs::symlink_metadata(&dangling)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("made.md")).unwrap(),
+            "made"
+        );
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            4,
             "no temporary file left"
         );
     }

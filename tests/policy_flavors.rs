@@ -614,3 +614,34 @@ fn check_reads_intercept_and_agentgateway_policies() {
         .code(2)
         .stderr(predicates::str::contains("not a intercept policy"));
 }
+
+/// `-o` naming a FIFO (or `/dev/stdout`) is written into, never read as an old policy to merge
+/// with (that would block) and never replaced by a plain file.
+#[cfg(unix)]
+#[test]
+fn policy_into_a_fifo_writes_it_without_reading_it() {
+    use std::os::unix::fs::FileTypeExt;
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("policy.pipe");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::read_to_string(fifo).unwrap())
+    };
+    mcprisk()
+        .args(["policy", "--tools", PROXMOX, "-o"])
+        .arg(&fifo)
+        .timeout(std::time::Duration::from_secs(60))
+        .assert()
+        .success();
+    let doc: Value = serde_json::from_str(&reader.join().unwrap()).unwrap();
+    assert_eq!(doc["tools"]["pve_get_cluster_status"], json!({}));
+    assert!(std::fs::symlink_metadata(&fifo)
+        .unwrap()
+        .file_type()
+        .is_fifo());
+}
