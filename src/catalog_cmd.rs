@@ -49,7 +49,7 @@ pub fn run(cmd: CatalogCommand) -> Result<u8> {
                     _ => rows.push((e, None)),
                 }
             }
-            rows.sort_by(|a, b| a.0.id.cmp(&b.0.id));
+            rows.sort_by(|a, b| a.0.listing.id.cmp(&b.0.listing.id));
             print_entries(&rows, format, wanted.map(|c| c.as_str()))?;
             Ok(0)
         }
@@ -127,7 +127,7 @@ fn print_entries(
             let v: Vec<serde_json::Value> = rows
                 .iter()
                 .map(|(e, n)| {
-                    let mut o = serde_json::json!({"id": e.id, "name": e.name, "aliases": e.aliases, "summary": e.summary, "tools": e.tools.len()});
+                    let mut o = serde_json::json!({"id": e.listing.id, "name": e.listing.name, "aliases": e.listing.aliases, "summary": e.listing.summary, "tools": e.listing.tools.len()});
                     if let (Some(n), Some(c)) = (n, category) {
                         o[format!("{}_tools", c.to_lowercase())] = serde_json::json!(n);
                     }
@@ -146,9 +146,9 @@ fn print_entries(
                 writeln!(
                     w,
                     "{:<48} {:>3} tools  {}{}",
-                    one_line(&e.id, 48),
-                    e.tools.len(),
-                    one_line(&e.summary, 90),
+                    one_line(&e.listing.id, 48),
+                    e.listing.tools.len(),
+                    one_line(&e.listing.summary, 90),
                     extra
                 )
                 .map_err(io_err)?;

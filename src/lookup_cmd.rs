@@ -21,7 +21,7 @@ pub fn resolve(catalog: &Catalog, name: &str) -> Result<crate::catalog::Record> 
         Found::Several(es) => {
             let list: Vec<String> = es
                 .iter()
-                .map(|e| format!("  {}  {}", e.id, one_line(&e.summary, 80)))
+                .map(|e| format!("  {}  {}", e.listing.id, one_line(&e.listing.summary, 80)))
                 .collect();
             Err(Error::new(format!(
                 "{name:?} matches several servers; name one:\n{}",
@@ -30,7 +30,7 @@ pub fn resolve(catalog: &Catalog, name: &str) -> Result<crate::catalog::Record> 
         }
         Found::None(near) => {
             let hint = match near.first() {
-                Some(e) => format!(" Did you mean {} ({})?", e.id, e.name),
+                Some(e) => format!(" Did you mean {} ({})?", e.listing.id, e.listing.name),
                 None => String::new(),
             };
             Err(Error::new(format!(

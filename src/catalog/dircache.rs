@@ -10,7 +10,7 @@
 //! `~/.cache/mcprisk`; if it cannot be read or written, the directory is simply parsed.
 
 use super::record::Record;
-use super::store::{parse_record, record_files, Entry};
+use super::store::{parse_record, record_files, Entry, Listing};
 use crate::error::Result;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -39,12 +39,8 @@ pub struct Cached {
     pub file: String,
     pub size: u64,
     pub modified_ns: u128,
-    pub id: String,
-    pub name: String,
-    pub aliases: Vec<String>,
-    pub packages: Vec<String>,
-    pub summary: String,
-    pub tools: Vec<String>,
+    #[serde(flatten)]
+    pub listing: Listing,
 }
 
 /// The entries of one directory's records, from the cache where the files are unchanged.

@@ -27,12 +27,12 @@ fn tail(s: &str) -> &str {
 }
 
 fn keys(e: &Entry) -> impl Iterator<Item = &str> {
-    std::iter::once(e.id.as_str())
-        .chain(std::iter::once(tail(&e.id)))
-        .chain(std::iter::once(e.name.as_str()))
-        .chain(e.aliases.iter().map(String::as_str))
-        .chain(e.packages.iter().map(String::as_str))
-        .chain(e.packages.iter().map(|p| tail(p)))
+    std::iter::once(e.listing.id.as_str())
+        .chain(std::iter::once(tail(&e.listing.id)))
+        .chain(std::iter::once(e.listing.name.as_str()))
+        .chain(e.listing.aliases.iter().map(String::as_str))
+        .chain(e.listing.packages.iter().map(String::as_str))
+        .chain(e.listing.packages.iter().map(|p| tail(p)))
 }
 
 /// Looks a name up.
@@ -41,7 +41,7 @@ pub fn find<'a>(catalog: &'a Catalog, query: &str) -> Found<'a> {
     if let Some(e) = catalog
         .entries
         .iter()
-        .find(|e| e.id.eq_ignore_ascii_case(q))
+        .find(|e| e.listing.id.eq_ignore_ascii_case(q))
     {
         return Found::One(e);
     }
@@ -97,7 +97,10 @@ pub fn find<'a>(catalog: &'a Catalog, query: &str) -> Found<'a> {
             (best, e)
         })
         .collect();
-    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.id.cmp(&b.1.id)));
+    scored.sort_by(|a, b| {
+        b.0.total_cmp(&a.0)
+            .then_with(|| a.1.listing.id.cmp(&b.1.listing.id))
+    });
     let good: Vec<&(f64, &Entry)> = scored.iter().filter(|(s, _)| *s >= 0.9).collect();
     match good.as_slice() {
         [] => Found::None(
@@ -122,8 +125,11 @@ pub fn search<'a>(catalog: &'a Catalog, word: &str) -> Vec<&'a Entry> {
         .iter()
         .filter(|e| {
             keys(e).any(|k| k.to_lowercase().contains(&w))
-                || e.summary.to_lowercase().contains(&w)
-                || e.tools.iter().any(|t| t.to_lowercase().contains(&w))
+                || e.listing.summary.to_lowercase().contains(&w)
+                || e.listing
+                    .tools
+                    .iter()
+                    .any(|t| t.to_lowercase().contains(&w))
         })
         .collect()
 }

@@ -3,6 +3,7 @@
 
 use super::record::Record;
 use crate::error::{Error, Result};
+use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
 /// One record as embedded by build.rs: the index fields, and the record as compact JSON.
@@ -20,15 +21,45 @@ pub struct EmbeddedRecord {
 
 include!(concat!(env!("OUT_DIR"), "/embedded_catalog.rs"));
 
-/// An index entry: what lookups and searches read, with the record parsed only when needed.
-#[derive(Debug, Clone)]
-pub struct Entry {
+/// What lookups, searches and listings read of a record, without parsing the whole of it.
+/// The directory cache stores exactly this per file.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Listing {
     pub id: String,
     pub name: String,
     pub aliases: Vec<String>,
     pub packages: Vec<String>,
     pub summary: String,
     pub tools: Vec<String>,
+}
+
+impl Listing {
+    /// The listing fields of a parsed record.
+    pub fn of(r: &Record) -> Listing {
+        Listing {
+            id: r.id.clone(),
+            name: r.name.clone(),
+            aliases: r.aliases.clone(),
+            packages: r.packages.iter().map(|p| p.identifier.clone()).collect(),
+            summary: r.summary.clone(),
+            tools: r
+                .snapshot
+                .as_ref()
+                .map(|s| {
+                    s.tools
+                        .iter()
+                        .filter_map(|t| t.get("name")?.as_str().map(String::from))
+                        .collect()
+                })
+                .unwrap_or_default(),
+        }
+    }
+}
+
+/// An index entry: what lookups and searches read, with the record parsed only when needed.
+#[derive(Debug, Clone)]
+pub struct Entry {
+    pub listing: Listing,
     /// Where the record lives, for messages.
     pub file: String,
     body: Body,
@@ -57,12 +88,7 @@ impl Entry {
     /// An entry from the directory cache; the record is read from `path` when asked for.
     pub(super) fn from_cached(c: &super::dircache::Cached, path: PathBuf) -> Entry {
         Entry {
-            id: c.id.clone(),
-            name: c.name.clone(),
-            aliases: c.aliases.clone(),
-            packages: c.packages.clone(),
-            summary: c.summary.clone(),
-            tools: c.tools.clone(),
+            listing: c.listing.clone(),
             file: c.file.clone(),
             body: Body::File(path),
         }
@@ -79,32 +105,13 @@ impl Entry {
             file,
             size,
             modified_ns,
-            id: self.id.clone(),
-            name: self.name.clone(),
-            aliases: self.aliases.clone(),
-            packages: self.packages.clone(),
-            summary: self.summary.clone(),
-            tools: self.tools.clone(),
+            listing: self.listing.clone(),
         }
     }
 
     pub(super) fn from_record(r: Record, file: String) -> Entry {
         Entry {
-            id: r.id.clone(),
-            name: r.name.clone(),
-            aliases: r.aliases.clone(),
-            packages: r.packages.iter().map(|p| p.identifier.clone()).collect(),
-            summary: r.summary.clone(),
-            tools: r
-                .snapshot
-                .as_ref()
-                .map(|s| {
-                    s.tools
-                        .iter()
-                        .filter_map(|t| t.get("name")?.as_str().map(String::from))
-                        .collect()
-                })
-                .unwrap_or_default(),
+            listing: Listing::of(&r),
             file,
             body: Body::Parsed(Box::new(r)),
         }
@@ -157,12 +164,14 @@ impl Catalog {
         let mut entries: Vec<Entry> = EMBEDDED
             .iter()
             .map(|e| Entry {
-                id: e.id.to_string(),
-                name: e.name.to_string(),
-                aliases: e.aliases.iter().map(|s| s.to_string()).collect(),
-                packages: e.packages.iter().map(|s| s.to_string()).collect(),
-                summary: e.summary.to_string(),
-                tools: e.tools.iter().map(|s| s.to_string()).collect(),
+                listing: Listing {
+                    id: e.id.to_string(),
+                    name: e.name.to_string(),
+                    aliases: e.aliases.iter().map(|s| s.to_string()).collect(),
+                    packages: e.packages.iter().map(|s| s.to_string()).collect(),
+                    summary: e.summary.to_string(),
+                    tools: e.tools.iter().map(|s| s.to_string()).collect(),
+                },
                 file: e.file.to_string(),
                 body: Body::Embedded(e.json),
             })
@@ -171,11 +180,11 @@ impl Catalog {
         let mut by_id: std::collections::HashMap<String, usize> = entries
             .iter()
             .enumerate()
-            .map(|(i, e)| (e.id.to_ascii_lowercase(), i))
+            .map(|(i, e)| (e.listing.id.to_ascii_lowercase(), i))
             .collect();
         for dir in dirs {
             for entry in super::dircache::load_dir(dir)? {
-                match by_id.entry(entry.id.to_ascii_lowercase()) {
+                match by_id.entry(entry.listing.id.to_ascii_lowercase()) {
                     std::collections::hash_map::Entry::Occupied(slot) => {
                         entries[*slot.get()] = entry
                     }
