@@ -186,9 +186,9 @@ impl RuleFile {
             if !ids.insert(rule.id.to_ascii_uppercase()) {
                 return Err(Error::new(format!("{at}: duplicate rule ID")));
             }
-            if rule.when.as_ref().is_some_and(has_empty_phrase) {
+            if rule.when.as_ref().is_some_and(has_bad_phrase) {
                 return Err(Error::new(format!(
-                    "{at}: a `desc`, `desc_exact` or `text` phrase is empty (or only `*`)"
+                    "{at}: a `desc`, `desc_exact` or `text` phrase is empty (or only `*`) or has a control character"
                 )));
             }
             match rule.kind {
@@ -233,13 +233,15 @@ impl RuleFile {
 
 /// Whether a condition lists a phrase that is empty once its `*` is taken off: it would match
 /// nowhere (or, read the other way, everywhere), so it is refused rather than guessed at.
-fn has_empty_phrase(c: &Cond) -> bool {
+/// An empty phrase would match everywhere. A control character has no place in prose, and
+/// schema texts are searched joined by NULs, so a phrase holding one could span two texts.
+fn has_bad_phrase(c: &Cond) -> bool {
     match c {
-        Cond::All(cs) | Cond::Any(cs) => cs.iter().any(has_empty_phrase),
-        Cond::Not(c) => has_empty_phrase(c),
-        Cond::Desc(ps) | Cond::Text(ps) | Cond::DescExact(ps) => {
-            ps.iter().any(|p| p.trim_end_matches('*').is_empty())
-        }
+        Cond::All(cs) | Cond::Any(cs) => cs.iter().any(has_bad_phrase),
+        Cond::Not(c) => has_bad_phrase(c),
+        Cond::Desc(ps) | Cond::Text(ps) | Cond::DescExact(ps) => ps
+            .iter()
+            .any(|p| p.trim_end_matches('*').is_empty() || p.chars().any(char::is_control)),
         _ => false,
     }
 }
@@ -294,11 +296,14 @@ mod tests {
     }
 
     #[test]
-    fn empty_phrases_are_rejected() {
-        for phrase in ["\"\"", "\"*\""] {
+    fn empty_phrases_and_control_characters_are_rejected() {
+        for phrase in ["\"\"", "\"*\"", "\"a\\0b\"", "\"x\\ty\""] {
             let text = format!("version: 1\nrules:\n  - id: MR-X1\n    name: x\n    kind: signal\n    when: {{any: [{{verb: [a]}}, {{desc: [ok, {phrase}]}}]}}\n    summary: s\n    why: w\n    example: e\n");
             let err = RuleFile::parse(&text, "r.yaml").unwrap_err().to_string();
-            assert!(err.contains("MR-X1") && err.contains("empty"), "{err}");
+            assert!(
+                err.contains("MR-X1") && err.contains("empty") && err.contains("control"),
+                "{err}"
+            );
         }
     }
 }

@@ -17,6 +17,9 @@ pub(super) struct Scratch {
     pub enum_words: Vec<(u32, usize, usize)>,
     pub hits: Vec<PhraseHit>,
     pub schema_hits: Vec<PhraseHit>,
+    /// The schema texts end to end, each followed by a NUL, and where each starts.
+    pub schema_joined: String,
+    pub schema_starts: Vec<usize>,
     pub words: Words,
     pub candidates: Vec<u64>,
     pub matched: Vec<usize>,
