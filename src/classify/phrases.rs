@@ -21,7 +21,7 @@ pub mod scope {
 }
 
 /// A phrase found: its id, which text (0 for the description), and its byte range there.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PhraseHit {
     pub id: u32,
     pub text: u32,
