@@ -37,16 +37,7 @@ fn main() {
             .unwrap_or_else(|e| panic!("{}: invalid catalog record: {e}", path.display()));
         let json = serde_json::to_string(&rec).expect("records serialize");
         let pkgs: Vec<String> = rec.packages.iter().map(|p| p.identifier.clone()).collect();
-        let tools: Vec<String> = rec
-            .snapshot
-            .as_ref()
-            .map(|s| {
-                s.tools
-                    .iter()
-                    .filter_map(|t| t.get("name")?.as_str().map(String::from))
-                    .collect()
-            })
-            .unwrap_or_default();
+        let tools: Vec<&str> = rec.tool_names().collect();
         let _ = writeln!(
             out,
             "    EmbeddedRecord {{ file: {:?}, id: {:?}, name: {:?}, aliases: &{:?}, packages: &{:?}, summary: {:?}, tools: &{:?}, json: {:?} }},",

@@ -91,6 +91,13 @@ pub struct Snapshot {
     pub tools: Vec<Value>,
 }
 
+impl Snapshot {
+    /// The names of its tools, in order (a tool without a string name is skipped).
+    pub fn tool_names(&self) -> impl Iterator<Item = &str> {
+        self.tools.iter().filter_map(|t| t.get("name")?.as_str())
+    }
+}
+
 /// A reviewed verdict for one tool, shown as "reviewed" wherever it is used.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -136,6 +143,13 @@ pub struct Record {
     pub snapshot: Option<Snapshot>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub overrides: Vec<Override>,
+}
+
+impl Record {
+    /// The names of the tools in its snapshot; none without a snapshot.
+    pub fn tool_names(&self) -> impl Iterator<Item = &str> {
+        self.snapshot.iter().flat_map(Snapshot::tool_names)
+    }
 }
 
 /// `sha256:<hex>` of the canonical JSON of a tool list: objects with sorted keys, no spaces.

@@ -42,16 +42,7 @@ impl Listing {
             aliases: r.aliases.clone(),
             packages: r.packages.iter().map(|p| p.identifier.clone()).collect(),
             summary: r.summary.clone(),
-            tools: r
-                .snapshot
-                .as_ref()
-                .map(|s| {
-                    s.tools
-                        .iter()
-                        .filter_map(|t| t.get("name")?.as_str().map(String::from))
-                        .collect()
-                })
-                .unwrap_or_default(),
+            tools: r.tool_names().map(String::from).collect(),
         }
     }
 }
