@@ -271,11 +271,7 @@ pub fn check_record(r: &Record) -> Vec<String> {
         if s.taken.len() != 10 || s.taken.as_bytes()[4] != b'-' {
             p.push(format!("snapshot.taken {:?} is not YYYY-MM-DD", s.taken));
         }
-        let names: Vec<&str> = s
-            .tools
-            .iter()
-            .filter_map(|t| t.get("name")?.as_str())
-            .collect();
+        let names: Vec<&str> = s.tool_names().collect();
         for o in &r.overrides {
             if !names.contains(&o.tool.as_str()) {
                 p.push(format!(

@@ -357,8 +357,9 @@ impl Engine {
             joined.push_str(text);
             joined.push('\0');
         }
+        let before = hits.len();
         self.phrases.find(joined, 0, scope::SCHEMA, hits);
-        for h in hits.iter_mut() {
+        for h in &mut hits[before..] {
             let i = starts.partition_point(|&start| start <= h.start) - 1;
             h.text = i as u32;
             h.start -= starts[i];
