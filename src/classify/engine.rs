@@ -131,16 +131,6 @@ impl Engine {
         e.prefilter = Prefilter::new(&conds);
         e.conds = conds;
         let v = &rules.vocabulary;
-        e.weak_verbs = v
-            .weak_verbs
-            .iter()
-            .filter_map(|w| e.lexicon.exact(&w.to_lowercase()))
-            .collect();
-        e.filter_verbs = v
-            .filter_verbs
-            .iter()
-            .filter_map(|w| e.lexicon.exact(&w.to_lowercase()))
-            .collect();
         for (keys, role) in [
             (&v.mode_arguments, role::MODE),
             (&v.mode_text_arguments, role::MODE_TEXT),
@@ -151,6 +141,16 @@ impl Engine {
             }
         }
         e.lexicon.seal();
+        e.weak_verbs = v
+            .weak_verbs
+            .iter()
+            .filter_map(|w| e.lexicon.exact(&w.to_lowercase()))
+            .collect();
+        e.filter_verbs = v
+            .filter_verbs
+            .iter()
+            .filter_map(|w| e.lexicon.exact(&w.to_lowercase()))
+            .collect();
         if let Some(f) = v.secondary_verb_factor {
             e.secondary_factor = f.clamp(0.0, 1.0);
         }
