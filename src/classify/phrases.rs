@@ -5,8 +5,10 @@
 //! arithmetic on `u64`s elsewhere), the places where a phrase could start (not inside a word,
 //! not a blank); hashes the four bytes at each place into buckets of the phrases' first four
 //! bytes and keeps, again without branches, the places whose bucket is not empty (one bit
-//! each, 512 bytes that stay in the nearest cache; nearly all buckets are empty); and only at
-//! those compares the phrases in the bucket, eight bytes at once first.
+//! each, 512 bytes that stay in the nearest cache; nearly all buckets are empty). At those, a
+//! second bitmap of the long phrases' first eight bytes (and one of the shorter phrases' four)
+//! turns away the common openings they share ("the ", "with"); only what passes compares the
+//! phrases in the bucket, eight bytes at once first.
 //!
 //! Written here rather than taken from the aho-corasick crate (used before): its automaton
 //! pays a dependent table load on every byte of every text, and on rule-sized phrase sets
@@ -59,19 +61,60 @@ struct ScopeTable {
     /// Per byte: whether it begins a phrase of one to three bytes (both cases for case-folded
     /// phrases). Longer phrases are found through their bucket.
     short_first: Vec<bool>,
-    /// The phrases of four bytes or more, grouped by bucket (their case-folded leading four
-    /// bytes, hashed): bucket `b` holds `leads[bucket_start[b]..bucket_start[b + 1]]`.
-    bucket_start: Vec<u32>,
-    /// One bit per bucket: set when the bucket holds a phrase. Most buckets are empty, so most
-    /// places are turned away by one test against this: a few hundred bytes, which stay in the
-    /// nearest cache where the 16 KB of `bucket_start`, on a core shared with other work, often
-    /// do not.
-    nonempty: Vec<u64>,
-    leads: Vec<Lead>,
+    /// One bit per bucket of case-folded first four bytes: set when some phrase of four bytes
+    /// or more begins with bytes of that bucket. The first, cheapest test of every place.
+    first4: Vec<u64>,
+    /// Phrases of four to seven bytes, by their case-folded first four bytes.
+    medium: LeadTable,
+    /// Phrases of eight bytes or more, by their case-folded first eight. Keyed by eight bytes,
+    /// common openings that a long phrase shares ("the " of "the user must not know", "with",
+    /// "you ") are turned away at once instead of each costing a look into the bucket.
+    long: LeadTable,
     /// Phrases of one to three bytes, by their lowercased first byte: `short_start` as
-    /// `bucket_start`.
+    /// `LeadTable::bucket_start`.
     short_start: Vec<u32>,
     short: Vec<u32>,
+}
+
+/// Phrases grouped by bucket (a hash of their case-folded leading bytes).
+#[derive(Debug, Default)]
+struct LeadTable {
+    /// Bucket `b` holds `leads[bucket_start[b]..bucket_start[b + 1]]`.
+    bucket_start: Vec<u32>,
+    /// One bit per bucket: set when the bucket holds a phrase. Most buckets are empty, so most
+    /// places are turned away by one test against this: 512 bytes, which stay in the nearest
+    /// cache where the 16 KB of `bucket_start`, on a core shared with other work, often do not.
+    nonempty: Vec<u64>,
+    leads: Vec<Lead>,
+}
+
+impl LeadTable {
+    fn new(leads: Vec<(usize, Lead)>) -> LeadTable {
+        let (bucket_start, leads) = group(leads, BUCKETS);
+        let mut nonempty = vec![0; BUCKETS / 64];
+        for b in 0..BUCKETS {
+            if bucket_start[b] != bucket_start[b + 1] {
+                nonempty[b / 64] |= 1 << (b % 64);
+            }
+        }
+        LeadTable {
+            bucket_start,
+            nonempty,
+            leads,
+        }
+    }
+
+    /// Whether bucket `b` holds a phrase.
+    #[inline]
+    fn has(nonempty: &[u64; BUCKETS / 64], b: usize) -> bool {
+        (nonempty[b / 64] >> (b % 64)) & 1 == 1
+    }
+
+    /// The phrases of bucket `b`.
+    #[inline]
+    fn bucket(&self, b: usize) -> &[Lead] {
+        &self.leads[self.bucket_start[b] as usize..self.bucket_start[b + 1] as usize]
+    }
 }
 
 /// A phrase of four bytes or more, with its first eight bytes ready for a one-step compare:
@@ -149,7 +192,8 @@ impl PhraseIndex {
                 short_first: vec![false; 256],
                 ..ScopeTable::default()
             };
-            let mut leads: Vec<(usize, Lead)> = Vec::new();
+            let mut medium: Vec<(usize, Lead)> = Vec::new();
+            let mut long: Vec<(usize, Lead)> = Vec::new();
             let mut shorts: Vec<(usize, u32)> = Vec::new();
             for (id, p) in self.phrases.iter().enumerate() {
                 let bytes = p.text.as_bytes();
@@ -159,19 +203,22 @@ impl PhraseIndex {
                 if p.scope & scope == 0 {
                     continue;
                 }
-                if bytes.len() >= 4 {
-                    let n = bytes.len().min(8);
-                    let mask = if n == 8 {
-                        u64::MAX
-                    } else {
-                        (1u64 << (8 * n)) - 1
+                if bytes.len() >= 8 {
+                    let prefix = fold8(bytes, 0);
+                    let lead = Lead {
+                        prefix,
+                        mask: u64::MAX,
+                        id: id as u32,
                     };
+                    long.push((bucket8(prefix), lead));
+                } else if bytes.len() >= 4 {
+                    let mask = (1u64 << (8 * bytes.len())) - 1;
                     let lead = Lead {
                         prefix: fold8(bytes, 0) & mask,
                         mask,
                         id: id as u32,
                     };
-                    leads.push((bucket(key4(bytes)), lead));
+                    medium.push((bucket(key4(bytes)), lead));
                 } else {
                     table.short_first[first as usize] = true;
                     if p.fold {
@@ -181,13 +228,15 @@ impl PhraseIndex {
                     shorts.push((first.to_ascii_lowercase() as usize, id as u32));
                 }
             }
-            (table.bucket_start, table.leads) = group(leads, BUCKETS);
-            table.nonempty = vec![0; BUCKETS / 64];
-            for b in 0..BUCKETS {
-                if table.bucket_start[b] != table.bucket_start[b + 1] {
-                    table.nonempty[b / 64] |= 1 << (b % 64);
+            table.first4 = vec![0; BUCKETS / 64];
+            for p in self.phrases.iter().filter(|p| p.scope & scope != 0) {
+                if p.text.len() >= 4 {
+                    let b = bucket(key4(p.text.as_bytes()));
+                    table.first4[b / 64] |= 1 << (b % 64);
                 }
             }
+            table.medium = LeadTable::new(medium);
+            table.long = LeadTable::new(long);
             (table.short_start, table.short) = group(shorts, 256);
             self.tables[t] = table;
         }
@@ -203,8 +252,10 @@ impl PhraseIndex {
         let table = &self.tables[usize::from(scope != scope::DESCRIPTION)];
         // Fixed sizes, so indexing by a byte or a bucket needs no bounds check.
         let short_first: &[bool; 256] = table.short_first.as_slice().try_into().expect("built");
-        let starts: &[u32; BUCKETS + 1] = table.bucket_start.as_slice().try_into().expect("built");
-        let nonempty: &[u64; BUCKETS / 64] = table.nonempty.as_slice().try_into().expect("built");
+        let first4: &[u64; BUCKETS / 64] = table.first4.as_slice().try_into().expect("built");
+        let medium: &[u64; BUCKETS / 64] =
+            table.medium.nonempty.as_slice().try_into().expect("built");
+        let long: &[u64; BUCKETS / 64] = table.long.nonempty.as_slice().try_into().expect("built");
         let bytes = text.as_bytes();
         let before = hits.len();
         let mut prev_word_carry = 0u64;
@@ -228,26 +279,34 @@ impl PhraseIndex {
             if chunk.len() < 64 {
                 candidates &= (1u64 << chunk.len()) - 1;
             }
-            // First, without unpredictable branches, keep the places whose four bytes fall in
-            // a non-empty bucket or whose byte begins a short phrase: about one in seven.
+            // First, without unpredictable branches, keep the places whose leading four bytes
+            // fall in a bucket some phrase begins in, or whose byte begins a short phrase.
             let mut kept = [0u32; 64];
             let mut n = 0;
             while candidates != 0 {
                 let i = base + candidates.trailing_zeros() as usize;
                 candidates &= candidates - 1;
                 let b = bucket(key4_at(bytes, i));
-                let long = (nonempty[b / 64] >> (b % 64)) & 1 == 1;
-                let short = short_first[bytes[i] as usize];
+                let keep = LeadTable::has(first4, b) | short_first[bytes[i] as usize];
                 kept[n] = i as u32;
-                n += usize::from(long | short);
+                n += usize::from(keep);
             }
+            // Then look into the buckets only where the leading eight bytes (for long phrases)
+            // or four (for the others) pass their own bitmap.
             for &i in &kept[..n] {
                 let i = i as usize;
-                let b = bucket(key4_at(bytes, i));
-                let leads = &table.leads[starts[b] as usize..starts[b + 1] as usize];
-                if !leads.is_empty() {
-                    let here = fold8(bytes, i);
-                    for lead in leads {
+                let here = fold8(bytes, i);
+                let b8 = bucket8(here);
+                if LeadTable::has(long, b8) {
+                    for lead in table.long.bucket(b8) {
+                        if here == lead.prefix {
+                            self.check(lead.id, bytes, i, index, hits);
+                        }
+                    }
+                }
+                let b4 = bucket(here as u32);
+                if LeadTable::has(medium, b4) {
+                    for lead in table.medium.bucket(b4) {
                         if here & lead.mask == lead.prefix {
                             self.check(lead.id, bytes, i, index, hits);
                         }
@@ -326,6 +385,11 @@ fn key4_at(bytes: &[u8], at: usize) -> u32 {
             key4(&buf)
         }
     }
+}
+
+/// The bucket of eight leading bytes (folded as `fold8` folds).
+fn bucket8(key: u64) -> usize {
+    (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - BUCKET_BITS)) as usize
 }
 
 /// The lead bucket of a key.
