@@ -221,8 +221,21 @@ impl Engine {
         let mut name_ids = cleared(&mut s.name_ids);
         name_ids.extend(f.name_words.iter().map(|w| self.lexicon.lookup(w)));
         let is_verb = |id: u32| self.lexicon.is(id, role::VERB);
-        let mut lead_ids = cleared(&mut s.lead_ids);
-        lead_ids.extend(f.lead_words.iter().map(|w| self.lexicon.lookup(w)));
+        // The description's first action word and first lead word: the leading words are
+        // looked up only until both are found.
+        let (mut lead_verb, mut lead_word) = (None, None);
+        for (i, w) in f.lead_words.iter().enumerate() {
+            let id = self.lexicon.lookup(w);
+            if lead_verb.is_none() && is_verb(id) {
+                lead_verb = Some((id, i));
+            }
+            if lead_word.is_none() && self.lexicon.is(id, role::LEAD) {
+                lead_word = Some((id, i));
+            }
+            if lead_verb.is_some() && lead_word.is_some() {
+                break;
+            }
+        }
         let mut verbs: Vec<VerbHit> = Vec::with_capacity(4);
         // Name verbs match exactly: a plural noun ("messages") is not a verb.
         let exact = |w: &str| self.lexicon.exact(w).filter(|&id| is_verb(id));
@@ -247,9 +260,9 @@ impl Engine {
         };
         if let Some(v) = verbs.get_mut(primary) {
             v.factor = 1.0;
-        } else if let Some(i) = lead_ids.iter().position(|&id| is_verb(id)) {
+        } else if let Some((id, i)) = lead_verb {
             verbs.push(VerbHit {
-                id: lead_ids[i],
+                id,
                 word: f.lead_words.get(i).into(),
                 origin: VerbOrigin::Description,
                 factor: 1.0,
@@ -258,10 +271,7 @@ impl Engine {
         let filters = verbs.iter().any(|v| {
             v.factor >= 1.0 && v.origin == VerbOrigin::Name && self.filter_verbs.contains(&v.id)
         });
-        let lead = lead_ids
-            .iter()
-            .position(|&id| self.lexicon.is(id, role::LEAD))
-            .map(|i| (lead_ids[i], f.lead_words.get(i)));
+        let lead = lead_word.map(|(id, i)| (id, f.lead_words.get(i)));
         let scratch = &mut s.words;
         let mut prop_keys = cleared(&mut s.prop_keys);
         let mut prop_words = cleared(&mut s.prop_words);
@@ -319,7 +329,6 @@ impl Engine {
                 }
             }
         }
-        s.lead_ids = lead_ids;
         let mut hits = cleared(&mut s.hits);
         self.phrases
             .find(&tool.description, 0, scope::DESCRIPTION, &mut hits);

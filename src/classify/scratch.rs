@@ -11,7 +11,6 @@ use std::cell::RefCell;
 #[derive(Debug, Default)]
 pub(super) struct Scratch {
     pub name_ids: Vec<u32>,
-    pub lead_ids: Vec<u32>,
     pub prop_keys: Vec<u32>,
     pub prop_words: Vec<(u32, usize)>,
     pub enum_words: Vec<(u32, usize, usize)>,
