@@ -61,10 +61,13 @@ fn main() {
     );
     // How much other load on the machine moved the passes: a wide spread means the mean
     // (what criterion reports) says more about the machine than about the code.
+    // The mean is what criterion's figure follows: slow passes weigh in it as they come.
+    let mean = passes.iter().sum::<Duration>() / passes.len() as u32;
     println!(
-        "{} passes: 10th percentile {:.0} tools/s, median {:.0} tools/s",
+        "{} passes: 10th percentile {:.0} tools/s, median {:.0} tools/s, mean {:.0} tools/s",
         passes.len(),
         rate(passes[passes.len() / 10]),
         rate(passes[passes.len() / 2]),
+        rate(mean),
     );
 }
