@@ -145,7 +145,8 @@ fn fold8(bytes: &[u8], at: usize) -> u64 {
 }
 
 /// Buckets of phrase leads: 4,096, so a few hundred phrases leave nearly all of them empty
-/// and the bitmap of the ones that are not (`ScopeTable::nonempty`) is 512 bytes.
+/// and each bitmap of the ones that are not (`ScopeTable::first4`, `LeadTable::nonempty`) is
+/// 512 bytes.
 const BUCKET_BITS: u32 = 12;
 const BUCKETS: usize = 1 << BUCKET_BITS;
 
