@@ -196,6 +196,7 @@ impl PhraseIndex {
             let mut medium: Vec<(usize, Lead)> = Vec::new();
             let mut long: Vec<(usize, Lead)> = Vec::new();
             let mut shorts: Vec<(usize, u32)> = Vec::new();
+            table.first4 = vec![0; BUCKETS / 64];
             for (id, p) in self.phrases.iter().enumerate() {
                 let bytes = p.text.as_bytes();
                 let Some(&first) = bytes.first() else {
@@ -203,6 +204,10 @@ impl PhraseIndex {
                 };
                 if p.scope & scope == 0 {
                     continue;
+                }
+                if bytes.len() >= 4 {
+                    let b = bucket(key4(bytes));
+                    table.first4[b / 64] |= 1 << (b % 64);
                 }
                 if bytes.len() >= 8 {
                     let prefix = fold8(bytes, 0);
@@ -227,13 +232,6 @@ impl PhraseIndex {
                         table.short_first[first.to_ascii_lowercase() as usize] = true;
                     }
                     shorts.push((first.to_ascii_lowercase() as usize, id as u32));
-                }
-            }
-            table.first4 = vec![0; BUCKETS / 64];
-            for p in self.phrases.iter().filter(|p| p.scope & scope != 0) {
-                if p.text.len() >= 4 {
-                    let b = bucket(key4(p.text.as_bytes()));
-                    table.first4[b / 64] |= 1 << (b % 64);
                 }
             }
             table.medium = LeadTable::new(medium);
