@@ -231,10 +231,10 @@ impl RuleFile {
     }
 }
 
-/// Whether a condition lists a phrase that is empty once its `*` is taken off: it would match
-/// nowhere (or, read the other way, everywhere), so it is refused rather than guessed at.
-/// An empty phrase would match everywhere. A control character has no place in prose, and
-/// schema texts are searched joined by NULs, so a phrase holding one could span two texts.
+/// Whether a condition lists a phrase that is empty once its `*` is taken off (it would match
+/// nowhere or, read the other way, everywhere, so it is refused rather than guessed at) or that
+/// holds a control character (none belongs in prose, and schema texts are searched joined by
+/// NULs, so such a phrase could span two texts).
 fn has_bad_phrase(c: &Cond) -> bool {
     match c {
         Cond::All(cs) | Cond::Any(cs) => cs.iter().any(has_bad_phrase),
