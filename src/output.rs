@@ -66,7 +66,16 @@ fn write_in_place(
         .write(true)
         .open(target)
         .map_err(|e| Error::new(format!("{p}: cannot open for writing: {e}")))?;
-    let mut buf = std::io::BufWriter::new(file);
+    write_buffered(p, file, write)
+}
+
+/// Runs `write` against `out` through a buffer, and flushes it.
+fn write_buffered(
+    p: &str,
+    out: impl Write,
+    write: impl FnOnce(&mut dyn Write) -> Result<()>,
+) -> Result<()> {
+    let mut buf = std::io::BufWriter::new(out);
     write(&mut buf)?;
     buf.flush()
         .map_err(|e| Error::new(format!("{p}: cannot write: {e}")))
@@ -99,12 +108,7 @@ fn write_atomically(
             .as_file()
             .set_permissions(std::fs::Permissions::from_mode(mode));
     }
-    {
-        let mut buf = std::io::BufWriter::new(tmp.as_file_mut());
-        write(&mut buf)?;
-        buf.flush()
-            .map_err(|e| Error::new(format!("{p}: cannot write: {e}")))?;
-    }
+    write_buffered(p, tmp.as_file_mut(), write)?;
     tmp.persist(target)
         .map_err(|e| Error::new(format!("{p}: cannot write: {}", e.error)))?;
     Ok(())
