@@ -94,7 +94,7 @@ impl LeadTable {
         let mut nonempty = vec![0; BUCKETS / 64];
         for b in 0..BUCKETS {
             if bucket_start[b] != bucket_start[b + 1] {
-                nonempty[b / 64] |= 1 << (b % 64);
+                mark_bucket(&mut nonempty, b);
             }
         }
         LeadTable {
@@ -102,12 +102,6 @@ impl LeadTable {
             nonempty,
             leads,
         }
-    }
-
-    /// Whether bucket `b` holds a phrase.
-    #[inline]
-    fn has(nonempty: &[u64; BUCKETS / 64], b: usize) -> bool {
-        (nonempty[b / 64] >> (b % 64)) & 1 == 1
     }
 
     /// The phrases of bucket `b`.
@@ -149,6 +143,17 @@ fn fold8(bytes: &[u8], at: usize) -> u64 {
 /// 512 bytes.
 const BUCKET_BITS: u32 = 12;
 const BUCKETS: usize = 1 << BUCKET_BITS;
+
+/// Sets bucket `b`'s bit in a bitmap of buckets (`BUCKETS / 64` words).
+fn mark_bucket(bits: &mut [u64], b: usize) {
+    bits[b / 64] |= 1 << (b % 64);
+}
+
+/// Whether bucket `b`'s bit is set, as [`mark_bucket`] sets it.
+#[inline]
+fn has_bucket(bits: &[u64; BUCKETS / 64], b: usize) -> bool {
+    (bits[b / 64] >> (b % 64)) & 1 == 1
+}
 
 impl PhraseIndex {
     /// Adds phrases (a trailing `*` makes a prefix) for the texts in `scope`; returns their ids.
@@ -207,7 +212,7 @@ impl PhraseIndex {
                 }
                 if bytes.len() >= 4 {
                     let b = bucket(key4(bytes));
-                    table.first4[b / 64] |= 1 << (b % 64);
+                    mark_bucket(&mut table.first4, b);
                 }
                 if bytes.len() >= 8 {
                     let prefix = fold8(bytes, 0);
@@ -286,7 +291,7 @@ impl PhraseIndex {
                 let i = base + candidates.trailing_zeros() as usize;
                 candidates &= candidates - 1;
                 let b = bucket(key4_at(bytes, i));
-                let keep = LeadTable::has(first4, b) | short_first[bytes[i] as usize];
+                let keep = has_bucket(first4, b) | short_first[bytes[i] as usize];
                 kept[n] = i as u32;
                 n += usize::from(keep);
             }
@@ -296,7 +301,7 @@ impl PhraseIndex {
                 let i = i as usize;
                 let here = fold8(bytes, i);
                 let b8 = bucket8(here);
-                if LeadTable::has(long, b8) {
+                if has_bucket(long, b8) {
                     for lead in table.long.bucket(b8) {
                         if here == lead.prefix {
                             self.check(lead.id, bytes, i, index, hits);
@@ -304,7 +309,7 @@ impl PhraseIndex {
                     }
                 }
                 let b4 = bucket(here as u32);
-                if LeadTable::has(medium, b4) {
+                if has_bucket(medium, b4) {
                     for lead in table.medium.bucket(b4) {
                         if here & lead.mask == lead.prefix {
                             self.check(lead.id, bytes, i, index, hits);
