@@ -384,7 +384,7 @@ pub fn assess_targets(
         });
     }
     let progress = live && !quiet && std::io::stderr().is_terminal();
-    let fetched = runner::fetch_all(engine.rules(), targets, &opts, fetch.jobs, progress);
+    let fetched = runner::fetch_all(targets, &opts, fetch.jobs, progress);
     // A saved tool list that cannot be read is bad input, not a server that failed: stop.
     if let Some(err) = fetched
         .iter()
@@ -440,7 +440,7 @@ pub fn assess_targets(
         let ctx = Context {
             name: f.target.name.clone(),
             source: f.target.describe(),
-            posture: f.posture,
+            posture: crate::posture::of(engine.rules(), &f),
             extra_findings: extra,
             overrides: match &f.target.source {
                 Source::Catalog(r) => r.overrides.clone(),
@@ -652,21 +652,18 @@ pub fn fetch_for_add(
     };
     opts.startup_timeout = opts.startup_timeout.min(opts.timeout);
     opts.request_timeout = opts.request_timeout.min(opts.timeout);
-    let rules = RuleFile::embedded();
-    let mut fetched = runner::fetch_all(&rules, targets, &opts, 1, false);
+    let mut fetched = runner::fetch_all(targets, &opts, 1, false);
     let f = fetched.remove(0);
     if let Err(e) = &f.list {
         return Err(Error::new(e.clone()));
     }
-    let identity = f.posture.map(|p| p.identity).unwrap_or_default();
-    let info = identity
-        .get("server_info")
-        .filter(|v| !v.is_null())
-        .cloned();
-    let proto = identity
-        .get("protocol_version")
-        .and_then(|v| v.as_str())
-        .map(String::from);
+    let (info, proto) = match &f.wire {
+        Some(Ok(intro)) => (
+            intro.server_info.clone().filter(|v| !v.is_null()),
+            intro.protocol_version.clone(),
+        ),
+        _ => (None, None),
+    };
     Ok((f.raw_tools.unwrap_or_default(), info, proto))
 }
 

@@ -5,6 +5,8 @@ use crate::classify::RuleFile;
 use crate::clients::ServerEntry;
 use crate::mcp::{AuthPosture, ChannelSecurity, Introspection, Transport};
 use crate::model::{Finding, GradeReason, Severity};
+use crate::runner::Fetched;
+use crate::target::Source;
 use serde_json::{json, Value};
 
 /// What a live scan (or its failure) tells about a server beyond its tools.
@@ -61,8 +63,43 @@ fn credential_like(name: &str) -> bool {
         || k == "PAT"
 }
 
+/// The posture of a fetched target: what its catalog record states, or what its server showed
+/// over the wire (also one that refused us with a 401), or else what its config entry declares;
+/// `None` for a saved tool list.
+pub fn of(rules: &RuleFile, fetched: &Fetched) -> Option<Posture> {
+    let (env_names, header_names): (Vec<String>, Vec<String>) = match &fetched.target.source {
+        Source::ToolsFile(_) => return None,
+        Source::Catalog(record) => return Some(from_record(rules, record)),
+        Source::Stdio(cmd) => (cmd.env.iter().map(|(k, _)| k.clone()).collect(), Vec::new()),
+        Source::Http { headers, .. } => {
+            (Vec::new(), headers.iter().map(|(k, _)| k.clone()).collect())
+        }
+    };
+    let entry = fetched.target.entry.as_ref();
+    match fetched.wire.as_ref()? {
+        Ok(intro) => Some(observed(
+            rules,
+            Some(intro),
+            Some(&intro.auth),
+            &env_names,
+            &header_names,
+            entry,
+        )),
+        Err(err) => err
+            .auth_posture()
+            .map(|a| observed(rules, None, Some(a), &env_names, &header_names, entry))
+            .or_else(|| {
+                entry.map(|e| {
+                    let mut p = Posture::default();
+                    config_findings(rules, e, &mut p.findings);
+                    p
+                })
+            }),
+    }
+}
+
 /// The posture of a server that answered.
-pub fn observed(
+fn observed(
     rules: &RuleFile,
     intro: Option<&Introspection>,
     auth: Option<&AuthPosture>,
@@ -166,7 +203,7 @@ pub fn observed(
 }
 
 /// Findings about how a config file declares a server.
-pub fn config_findings(rules: &RuleFile, e: &ServerEntry, out: &mut Vec<Finding>) {
+fn config_findings(rules: &RuleFile, e: &ServerEntry, out: &mut Vec<Finding>) {
     let at = format!("{}:{}", e.file.display(), e.line);
     for key in &e.literal_secrets {
         out.extend(finding(rules, "MR-F201", None, format!("{key} holds a literal secret in {at} (value not shown); use a variable reference or the client's secret store")));
@@ -182,7 +219,7 @@ pub fn config_findings(rules: &RuleFile, e: &ServerEntry, out: &mut Vec<Finding>
 }
 
 /// The posture a catalog record states: who publishes the server and what it needs.
-pub fn from_record(rules: &RuleFile, r: &crate::catalog::Record) -> Posture {
+fn from_record(rules: &RuleFile, r: &crate::catalog::Record) -> Posture {
     use crate::catalog::record::{AuthKind, IdentityLevel};
     let mut p = Posture::default();
     let level = r.identity.level;

@@ -1,10 +1,8 @@
 //! Fetches every target's tool list, concurrently (bounded by `--jobs`), with a progress line
 //! per server on a terminal. One failing server does not stop the others.
 
-use crate::classify::RuleFile;
 use crate::error::{Error, Result};
 use crate::mcp::{self, Options};
-use crate::posture::{self, Posture};
 use crate::target::{Source, Target};
 use crate::toollist::{self, ToolList};
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
@@ -22,8 +20,10 @@ pub struct Fetched {
     pub list: std::result::Result<ToolList, String>,
     /// Exactly what a live server sent, for `--save-tools`.
     pub raw_tools: Option<Vec<Value>>,
-    /// Identity and auth posture of a live server (also of one that refused us with a 401).
-    pub posture: Option<Posture>,
+    /// What a live server said about itself besides its tools (which are in `list`), or why it
+    /// could not be introspected; `None` for a saved tool list or a catalog record. The
+    /// assessment judges its identity and auth posture from this.
+    pub wire: Option<std::result::Result<mcp::Introspection, mcp::WireError>>,
     /// Things worth knowing that did not stop the scan.
     pub warnings: Vec<String>,
 }
@@ -78,7 +78,6 @@ pub fn consent(targets: &[Target], yes: bool) -> Result<()> {
 
 /// Fetches every target, at most `jobs` at once; results keep the targets' order.
 pub fn fetch_all(
-    rules: &RuleFile,
     targets: Vec<Target>,
     opts: &Options,
     jobs: usize,
@@ -115,7 +114,7 @@ pub fn fetch_all(
                 if let Some(bar) = &bars[i] {
                     bar.set_message("listing tools");
                 }
-                let fetched = fetch_one(rules, targets_ref[i].clone(), opts);
+                let fetched = fetch_one(targets_ref[i].clone(), opts);
                 if let Some(bar) = &bars[i] {
                     match &fetched.list {
                         Ok(l) => bar.finish_with_message(format!("{} tools", l.tools.len())),
@@ -139,7 +138,7 @@ pub fn fetch_all(
         .collect()
 }
 
-fn fetch_one(rules: &RuleFile, target: Target, opts: &Options) -> Fetched {
+fn fetch_one(target: Target, opts: &Options) -> Fetched {
     match &target.source {
         Source::ToolsFile(path) => {
             let list = toollist::load(path).map_err(|e| e.to_string());
@@ -147,7 +146,7 @@ fn fetch_one(rules: &RuleFile, target: Target, opts: &Options) -> Fetched {
                 target,
                 list,
                 raw_tools: None,
-                posture: None,
+                wire: None,
                 warnings: Vec::new(),
             }
         }
@@ -162,78 +161,52 @@ fn fetch_one(rules: &RuleFile, target: Target, opts: &Options) -> Fetched {
                     None,
                 ),
             };
-            let posture = posture::from_record(rules, record);
             Fetched {
                 target,
                 list,
                 raw_tools: raw,
-                posture: Some(posture),
+                wire: None,
                 warnings: Vec::new(),
             }
         }
         Source::Stdio(cmd) => {
-            let env_names: Vec<String> = cmd.env.iter().map(|(k, _)| k.clone()).collect();
             let result = mcp::introspect_stdio(cmd, opts);
-            finish(rules, target.clone(), result, &env_names, &[])
+            finish(target.clone(), result)
         }
         Source::Http { url, headers, .. } => {
             let exposed: Vec<(String, String)> = headers
                 .iter()
                 .map(|(k, v)| (k.clone(), v.expose().to_string()))
                 .collect();
-            let names: Vec<String> = headers.iter().map(|(k, _)| k.clone()).collect();
             let result = mcp::introspect_http(url, &exposed, opts);
-            finish(rules, target.clone(), result, &[], &names)
+            finish(target.clone(), result)
         }
     }
 }
 
 fn finish(
-    rules: &RuleFile,
     target: Target,
     result: std::result::Result<mcp::Introspection, mcp::WireError>,
-    env_names: &[String],
-    header_names: &[String],
 ) -> Fetched {
-    let entry = target.entry.as_ref();
     match result {
-        Ok(intro) => {
-            let p = posture::observed(
-                rules,
-                Some(&intro),
-                Some(&intro.auth),
-                env_names,
-                header_names,
-                entry,
-            );
-            let raw = intro.tools.clone();
+        Ok(mut intro) => {
+            let tools = std::mem::take(&mut intro.tools);
+            let raw = tools.clone();
             let warnings = intro.warnings.clone();
             Fetched {
-                list: Ok(toollist::from_tools(intro.tools)),
+                list: Ok(toollist::from_tools(tools)),
                 raw_tools: Some(raw),
-                posture: Some(p),
+                wire: Some(Ok(intro)),
                 warnings,
                 target,
             }
         }
-        Err(err) => {
-            let p = err
-                .auth_posture()
-                .map(|a| posture::observed(rules, None, Some(a), env_names, header_names, entry))
-                .or_else(|| {
-                    entry.map(|e| {
-                        let mut p = Posture::default();
-                        posture::config_findings(rules, e, &mut p.findings);
-                        p
-                    })
-                });
-            Fetched {
-                list: Err(err.to_string()),
-                raw_tools: None,
-                posture: p,
-                warnings: Vec::new(),
-                target,
-            }
-        }
+        Err(err) => Fetched {
+            list: Err(err.to_string()),
+            raw_tools: None,
+            wire: Some(Err(err)),
+            warnings: Vec::new(),
+            target,
+        },
     }
 }
