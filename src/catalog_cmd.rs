@@ -5,8 +5,8 @@ use crate::catalog::record::{fingerprint, Record, Snapshot};
 use crate::catalog::store::{self, parse_record, record_files, Catalog, Entry};
 use crate::cli::{AddArgs, CatalogCommand, RulesFormat};
 use crate::error::{Error, Result};
+use crate::output::sanitize::one_line;
 use crate::output::{emit, io_err};
-use crate::report::sanitize::one_line;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
@@ -72,7 +72,7 @@ pub fn run(cmd: CatalogCommand) -> Result<u8> {
             let text = serde_saphyr::to_string(&record)
                 .map_err(|e| Error::new(format!("cannot write the record: {e}")))?;
             emit(None, |w| {
-                w.write_all(crate::report::sanitize::visible(&text).as_bytes())
+                w.write_all(crate::output::sanitize::visible(&text).as_bytes())
                     .map_err(io_err)
             })?;
             Ok(0)

@@ -7,9 +7,9 @@ use crate::drift::{compare, Change};
 use crate::error::{Error, Result};
 use crate::lock::Lock;
 use crate::model::{Action, Severity};
+use crate::output::sanitize::one_line;
 use crate::output::{emit, io_err};
 use crate::policy::{claude_code, read};
-use crate::report::sanitize::one_line;
 use serde_json::json;
 
 /// Rule IDs of policy coverage problems (documented in catalog/rules.yaml).

@@ -190,7 +190,7 @@ fn observed(
             match info.get("name").and_then(Value::as_str) {
                 Some(n) => format!(
                     "serverInfo name {}",
-                    crate::report::sanitize::one_line(n, 60)
+                    crate::output::sanitize::one_line(n, 60)
                 ),
                 None => "no serverInfo".into(),
             }

@@ -44,9 +44,9 @@ pub fn consent(targets: &[Target], yes: bool) -> Result<()> {
             .unwrap_or_default();
         listing.push_str(&format!(
             "  {}{}: {}\n",
-            crate::report::sanitize::one_line(&t.name, 60),
+            crate::output::sanitize::one_line(&t.name, 60),
             origin,
-            crate::report::sanitize::one_line(&t.describe(), 300)
+            crate::output::sanitize::one_line(&t.describe(), 300)
         ));
     }
     let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
@@ -94,7 +94,7 @@ pub fn fetch_all(
                     ProgressStyle::with_template("{spinner} {prefix:.bold} {wide_msg}")
                         .unwrap_or_else(|_| ProgressStyle::default_spinner()),
                 );
-                bar.set_prefix(crate::report::sanitize::one_line(&t.name, 40));
+                bar.set_prefix(crate::output::sanitize::one_line(&t.name, 40));
                 bar.set_message("waiting");
                 bar.enable_steady_tick(Duration::from_millis(120));
                 bar
@@ -120,7 +120,7 @@ pub fn fetch_all(
                         Ok(l) => bar.finish_with_message(format!("{} tools", l.tools.len())),
                         Err(e) => bar.finish_with_message(format!(
                             "failed: {}",
-                            crate::report::sanitize::one_line(e, 100)
+                            crate::output::sanitize::one_line(e, 100)
                         )),
                     }
                 }

@@ -167,7 +167,7 @@ fn locate_tools(value: Value, origin: &str) -> Result<(Vec<Value>, &'static str)
                     .unwrap_or("no message");
                 return Err(Error::new(format!(
                     "{origin}: the JSON-RPC response is an error, not a tool list: {}",
-                    crate::report::sanitize::one_line(msg, 200)
+                    crate::output::sanitize::one_line(msg, 200)
                 )));
             }
             if let Some(result) = map.remove("result") {

@@ -14,7 +14,7 @@
 use super::record::{Auth, AuthKind, AuthVariable, Identity, IdentityLevel, Package, Record};
 use super::store::{parse_record, record_files};
 use crate::error::{Error, Result};
-use crate::report::sanitize::{is_hidden, one_line};
+use crate::output::sanitize::{is_hidden, one_line};
 use serde::Deserialize;
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap, HashSet};

@@ -93,15 +93,15 @@ pub fn tool_message(s: &ServerAssessment, t: &ToolAssessment) -> String {
     let evidence: Vec<&str> = t.evidence.iter().map(|e| e.rule.as_str()).collect();
     let mut msg = format!(
         "Tool '{}' of MCP server '{}' is {} ({} severity); recommended rule: {}.",
-        super::sanitize::one_line(&t.name, 120),
-        super::sanitize::one_line(&s.name, 80),
+        crate::output::sanitize::one_line(&t.name, 120),
+        crate::output::sanitize::one_line(&s.name, 80),
         t.category,
         t.severity,
         rule,
     );
     if !rec.reason.is_empty() {
         msg.push(' ');
-        msg.push_str(&super::sanitize::one_line(&rec.reason, 300));
+        msg.push_str(&crate::output::sanitize::one_line(&rec.reason, 300));
         if !msg.ends_with('.') {
             msg.push('.');
         }
@@ -114,12 +114,12 @@ pub fn tool_message(s: &ServerAssessment, t: &ToolAssessment) -> String {
 
 /// A one-line message about a finding, naming its server (and tool).
 pub fn finding_message(s: &ServerAssessment, f: &crate::model::Finding) -> String {
-    let server = super::sanitize::one_line(&s.name, 80);
-    let text = super::sanitize::one_line(&f.message, 600);
+    let server = crate::output::sanitize::one_line(&s.name, 80);
+    let text = crate::output::sanitize::one_line(&f.message, 600);
     match &f.tool {
         Some(t) => format!(
             "MCP server '{server}', tool '{}': {text}",
-            super::sanitize::one_line(t, 120)
+            crate::output::sanitize::one_line(t, 120)
         ),
         None => format!("MCP server '{server}': {text}"),
     }

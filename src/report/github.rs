@@ -8,10 +8,10 @@
 //! anything but `::`.
 
 use super::ci::{self, CiOptions};
-use super::sanitize;
 use super::Report;
 use crate::classify::RuleFile;
 use crate::model::{Origin, Severity};
+use crate::output::sanitize;
 use std::io::Write;
 
 /// The command for a severity.

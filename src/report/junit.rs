@@ -7,10 +7,10 @@
 //! XML-escaped, and characters XML 1.0 forbids are dropped.
 
 use super::ci::{self, CiOptions};
-use super::sanitize;
 use super::Report;
 use crate::classify::RuleFile;
 use crate::model::{Finding, ServerAssessment, ToolAssessment};
+use crate::output::sanitize;
 use std::io::Write;
 
 /// Whether XML 1.0 allows the character in a document.

@@ -4,7 +4,6 @@ pub mod ci;
 pub mod github;
 pub mod json;
 pub mod junit;
-pub mod sanitize;
 pub mod sarif;
 pub mod table;
 pub mod templates;

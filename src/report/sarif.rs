@@ -13,10 +13,10 @@
 //! SARIF embedded links. JSON escaping is serde's.
 
 use super::ci::{self, CiOptions};
-use super::sanitize;
 use super::Report;
 use crate::classify::{Rule, RuleFile, RuleKind};
 use crate::model::{Origin, ServerAssessment, Severity};
+use crate::output::sanitize;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;

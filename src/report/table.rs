@@ -1,9 +1,9 @@
 //! The terminal table: one row per tool, then findings and the grade with its reasons.
 //! Tool text is hostile, so every string is made visible and single-line first.
 
-use super::sanitize::one_line;
 use super::Report;
 use crate::model::{Category, Severity};
+use crate::output::sanitize::one_line;
 use comfy_table::{presets, Cell, Color, ContentArrangement, Table};
 use std::io::Write;
 

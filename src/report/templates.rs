@@ -7,10 +7,10 @@
 //! templates escape it: `*.html.j2` autoescape HTML (and may use `reveal`, which escapes itself),
 //! Markdown templates must pass tool text through `md`.
 
-use super::sanitize;
 use super::Report;
 use crate::error::{Error, Result};
 use crate::model::{Category, ServerAssessment, Severity};
+use crate::output::sanitize;
 use minijinja::{AutoEscape, Environment, Value};
 use serde_json::json;
 use std::io::Write;

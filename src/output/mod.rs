@@ -1,7 +1,12 @@
-//! Where output goes: standard output, or a file written atomically (a temporary file in the
+//! The edge where text leaves mcprisk, used by every stage: [`sanitize`] makes server- and
+//! file-provided text safe to show, and [`emit`] decides where output goes.
+//!
+//! Output goes to standard output, or to a file written atomically (a temporary file in the
 //! same directory, renamed into place), so a failure never leaves a half-written file. A device
 //! or FIFO (`-o /dev/stdout`, `-o /dev/null`) is written in place, never replaced, and a symbolic
 //! link is followed, never replaced.
+
+pub mod sanitize;
 
 use crate::error::{Error, Result};
 use std::io::Write;
