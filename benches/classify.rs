@@ -71,7 +71,7 @@ fn tool_list_json(n: usize) -> Vec<u8> {
 
 fn label_tools() -> Vec<Tool> {
     let doc = serde_json::to_vec(&Value::Array(label_tool_values())).unwrap();
-    let list = mcprisk::toollist::parse(&doc, "labels").unwrap();
+    let list = mcprisk::targets::toollist::parse(&doc, "labels").unwrap();
     assert!(list.errors.is_empty(), "{:?}", list.errors);
     list.tools
 }
@@ -105,7 +105,7 @@ fn pipeline(c: &mut Criterion) {
     group.throughput(Throughput::Elements(300));
     group.bench_function("parse_assess_300", |b| {
         b.iter(|| {
-            let list = mcprisk::toollist::parse(black_box(&doc), "bench").unwrap();
+            let list = mcprisk::targets::toollist::parse(black_box(&doc), "bench").unwrap();
             black_box(assess(
                 &engine,
                 "bench",

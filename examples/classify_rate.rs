@@ -28,7 +28,7 @@ fn main() {
     let mut tools = Vec::new();
     for path in files {
         let bytes = std::fs::read(&path).expect("a labelled tool list");
-        let list = mcprisk::toollist::parse(&bytes, &path.display().to_string())
+        let list = mcprisk::targets::toollist::parse(&bytes, &path.display().to_string())
             .expect("a valid tool list");
         tools.extend(list.tools);
     }

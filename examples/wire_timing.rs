@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use mcprisk::mcp::{introspect_stdio, Options, StdioCommand};
+use mcprisk::targets::mcp::{introspect_stdio, Options, StdioCommand};
 
 fn servers(tmp: &Path) -> Vec<(&'static str, StdioCommand)> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/servers");

@@ -10,8 +10,8 @@ use crate::output::sanitize;
 use crate::output::{emit, io_err};
 use crate::policy::{agentgateway, claude_code, intercept, policylayer, Flavor, Limits};
 use crate::report::{self, templates, Format, Report};
-use crate::runner;
-use crate::target::{self, Source, Target};
+use crate::targets::fetch as runner;
+use crate::targets::{self as target, Source, Target};
 use std::io::IsTerminal;
 use std::time::Duration;
 
@@ -366,7 +366,7 @@ pub fn assess_targets(
             "--timeout takes seconds, more than 0 and at most 86400",
         ));
     }
-    let mut opts = crate::mcp::Options {
+    let mut opts = crate::targets::mcp::Options {
         timeout: Duration::from_secs_f64(fetch.timeout),
         ..Default::default()
     };
@@ -378,7 +378,7 @@ pub fn assess_targets(
     if live {
         // Servers run in their own process groups, so Ctrl-C must end them explicitly.
         let _ = ctrlc::set_handler(|| {
-            crate::mcp::kill_running_servers();
+            crate::targets::mcp::kill_running_servers();
             eprintln!("mcprisk: interrupted; servers stopped");
             std::process::exit(130);
         });
@@ -550,7 +550,7 @@ fn resolve_targets(t: &TargetArgs, quiet: bool) -> Result<Vec<Target>> {
             source: Source::Http {
                 url: url.clone(),
                 headers: headers.clone(),
-                kind: crate::clients::HttpKind::Auto,
+                kind: crate::targets::clients::HttpKind::Auto,
             },
             entry: None,
             needs_consent: false,
@@ -571,11 +571,11 @@ fn resolve_targets(t: &TargetArgs, quiet: bool) -> Result<Vec<Target>> {
     }
     let mut configs: Vec<std::path::PathBuf> = t.config.iter().map(Into::into).collect();
     if t.discover {
-        let roots = crate::clients::discover::Roots::current()
+        let roots = crate::targets::clients::discover::Roots::current()
             .ok_or_else(|| Error::new("--discover: cannot tell the home directory"))?;
-        let found = crate::clients::discover::existing(&roots);
+        let found = crate::targets::clients::discover::existing(&roots);
         if found.is_empty() {
-            let looked: Vec<String> = crate::clients::discover::candidates(&roots)
+            let looked: Vec<String> = crate::targets::clients::discover::candidates(&roots)
                 .iter()
                 .map(|(c, p)| format!("  {} {}", c.as_str(), p.display()))
                 .collect();
@@ -596,7 +596,7 @@ fn resolve_targets(t: &TargetArgs, quiet: bool) -> Result<Vec<Target>> {
         }
     }
     for path in &configs {
-        let file = crate::clients::load(path)?;
+        let file = crate::targets::clients::load(path)?;
         if !quiet {
             for p in &file.problems {
                 eprintln!("mcprisk: {}", sanitize::one_line(p, 300));
@@ -643,10 +643,10 @@ pub fn fetch_for_add(
         )));
     }
     if let Source::ToolsFile(path) = &targets[0].source {
-        return Ok((crate::toollist::load_raw(path)?, None, None));
+        return Ok((crate::targets::toollist::load_raw(path)?, None, None));
     }
     runner::consent(&targets, t.yes)?;
-    let mut opts = crate::mcp::Options {
+    let mut opts = crate::targets::mcp::Options {
         timeout: Duration::from_secs_f64(t.timeout.clamp(0.1, 86_400.0)),
         ..Default::default()
     };

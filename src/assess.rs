@@ -5,7 +5,7 @@ use crate::grade::grade;
 use crate::model::{Finding, GradeReason, InputError, ServerAssessment, ToolAssessment};
 use crate::policy::{recommend, Limits, Profile};
 use crate::posture::Posture;
-use crate::toollist::ToolList;
+use crate::targets::toollist::ToolList;
 use serde_json::json;
 
 /// How recommendations are made.

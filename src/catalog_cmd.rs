@@ -36,7 +36,7 @@ pub fn run(cmd: CatalogCommand) -> Result<u8> {
                         let rec = e.record()?;
                         let tools = rec
                             .snapshot
-                            .map(|s| crate::toollist::from_tools(s.tools).tools)
+                            .map(|s| crate::targets::toollist::from_tools(s.tools).tools)
                             .unwrap_or_default();
                         let n = tools
                             .iter()

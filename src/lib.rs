@@ -9,13 +9,11 @@ pub mod catalog_cmd;
 pub mod check_cmd;
 pub mod classify;
 pub mod cli;
-pub mod clients;
 pub mod drift;
 pub mod error;
 pub mod grade;
 pub mod lock;
 pub mod lookup_cmd;
-pub mod mcp;
 pub mod model;
 pub mod output;
 pub mod policy;
@@ -23,6 +21,9 @@ pub mod posture;
 pub mod project;
 pub mod report;
 pub mod rules_cmd;
-pub mod runner;
-pub mod target;
-pub mod toollist;
+pub mod targets;
+
+/// The tool-list reader at its former path too, for the classifier's corpus test (in
+/// `classify/engine.rs`), which reads the corpus through `crate::toollist`.
+#[cfg(test)]
+use targets::toollist;

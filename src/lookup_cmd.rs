@@ -45,9 +45,9 @@ pub fn resolve(catalog: &Catalog, name: &str) -> Result<crate::catalog::Record> 
 pub fn run(args: &LookupArgs) -> Result<u8> {
     let catalog = Catalog::load(&store::user_dirs(&args.catalog_dirs))?;
     let record = resolve(&catalog, &args.name)?;
-    let target = crate::target::Target {
+    let target = crate::targets::Target {
         name: record.id.clone(),
-        source: crate::target::Source::Catalog(Box::new(record.clone())),
+        source: crate::targets::Source::Catalog(Box::new(record.clone())),
         entry: None,
         needs_consent: false,
     };

@@ -2,11 +2,11 @@
 //! reached, what it asks for. Feeds the JSON document, findings and the grade.
 
 use crate::classify::RuleFile;
-use crate::clients::ServerEntry;
-use crate::mcp::{AuthPosture, ChannelSecurity, Introspection, Transport};
 use crate::model::{Finding, GradeReason, Severity};
-use crate::runner::Fetched;
-use crate::target::Source;
+use crate::targets::clients::ServerEntry;
+use crate::targets::fetch::Fetched;
+use crate::targets::mcp::{AuthPosture, ChannelSecurity, Introspection, Transport};
+use crate::targets::Source;
 use serde_json::{json, Value};
 
 /// What a live scan (or its failure) tells about a server beyond its tools.

@@ -85,7 +85,7 @@ fn evaluate(rel: &str, min_files: usize) -> Score {
             "{}.json",
             path.file_stem().unwrap().to_string_lossy()
         ));
-        let list = mcprisk::toollist::load(tools_path.to_str().unwrap()).unwrap();
+        let list = mcprisk::targets::toollist::load(tools_path.to_str().unwrap()).unwrap();
         assert!(
             list.errors.is_empty(),
             "{}: {:?}",

@@ -8,7 +8,7 @@ use std::sync::RwLock;
 use std::time::{Duration, Instant};
 
 use common::*;
-use mcprisk::mcp::{
+use mcprisk::targets::mcp::{
     introspect_http, introspect_stdio, Limit, Options, StdioCommand, Step, Transport, WireError,
 };
 
@@ -17,7 +17,11 @@ static HEAVY: RwLock<()> = RwLock::new(());
 
 /// Runs a misbehave.py stdio mode; asserts it ended within `bound` (plus the kill grace and a
 /// second of slack for a loaded 2-core machine) and left no process.
-fn run(mode: &str, o: &Options, bound: Duration) -> Result<mcprisk::mcp::Introspection, WireError> {
+fn run(
+    mode: &str,
+    o: &Options,
+    bound: Duration,
+) -> Result<mcprisk::targets::mcp::Introspection, WireError> {
     let t = Tracked::misbehave(mode);
     let _guard = if mode == "huge" {
         Err(HEAVY.write().unwrap_or_else(|e| e.into_inner()))

@@ -7,7 +7,7 @@ use std::process::Command;
 use std::time::Instant;
 
 use common::*;
-use mcprisk::mcp::{
+use mcprisk::targets::mcp::{
     introspect_http, introspect_stdio, ChannelSecurity, Introspection, Options, Transport,
 };
 

@@ -14,7 +14,7 @@ use std::sync::LazyLock;
 static ENGINE: LazyLock<Engine> = LazyLock::new(|| Engine::new(RuleFile::embedded()));
 
 fuzz_target!(|data: &[u8]| {
-    let Ok(list) = mcprisk::toollist::parse(data, "fuzz") else {
+    let Ok(list) = mcprisk::targets::toollist::parse(data, "fuzz") else {
         return;
     };
     let server = assess(&ENGINE, "fuzz", "fuzz input", list, &Settings::default());

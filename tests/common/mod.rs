@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use mcprisk::mcp::{Options, StdioCommand};
+use mcprisk::targets::mcp::{Options, StdioCommand};
 
 pub fn servers_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/servers")

@@ -2,9 +2,9 @@
 //! per server on a terminal. One failing server does not stop the others.
 
 use crate::error::{Error, Result};
-use crate::mcp::{self, Options};
-use crate::target::{Source, Target};
-use crate::toollist::{self, ToolList};
+use crate::targets::mcp::{self, Options};
+use crate::targets::toollist::{self, ToolList};
+use crate::targets::{Source, Target};
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 use serde_json::Value;
 use std::io::{BufRead, IsTerminal, Write};

@@ -408,7 +408,7 @@ pub fn looks_secret(key: &str, value: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::clients::vars::Lookup;
+    use crate::targets::clients::vars::Lookup;
 
     struct NoEnv;
     impl Lookup for NoEnv {

@@ -1,10 +1,18 @@
-//! What to assess: the targets named on the command line, resolved into servers to introspect
-//! or tool lists to read. Servers from config files carry where they were declared, for consent
-//! and for findings.
+//! The first stage of the pipeline: what to assess, and how its tool list is obtained.
+//!
+//! A [`Target`] is one server named on the command line, resolved into a server to introspect
+//! or a tool list to read. Servers from config files carry where they were declared, for consent
+//! and for findings. Beside it: [`clients`] reads MCP client config files, [`mcp`] is the wire
+//! (stdio and HTTP), [`fetch`] gets every target's tool list, and [`toollist`] reads one.
 
-use crate::clients::{self, ConfigFile, HttpKind, Launch, ServerEntry};
+pub mod clients;
+pub mod fetch;
+pub mod mcp;
+pub mod toollist;
+
 use crate::error::{Error, Result};
-use crate::mcp::StdioCommand;
+use crate::targets::clients::{ConfigFile, HttpKind, Launch, ServerEntry};
+use crate::targets::mcp::StdioCommand;
 
 /// How one server's tool list is obtained.
 #[derive(Debug, Clone)]
@@ -62,7 +70,7 @@ impl Target {
             }
             Source::Http { url, headers, .. } => {
                 let launch = Launch::Http {
-                    url: crate::target::redact_url(url),
+                    url: crate::targets::redact_url(url),
                     headers: headers.clone(),
                     kind: HttpKind::Auto,
                 };
