@@ -239,7 +239,7 @@ fn load_rules(path: Option<&str>) -> Result<RuleFile> {
 
 /// The effective settings: flags first, then the repository's settings file, then defaults.
 pub fn settings(args: &AssessArgs) -> Result<Settings> {
-    let project = crate::project::ProjectSettings::load(args.settings.as_deref())?;
+    let project = crate::assess::project::ProjectSettings::load(args.settings.as_deref())?;
     let today = crate::catalog_cmd::today();
     let mut limits = Limits::default();
     for (cat, n) in &project.limits {
@@ -440,7 +440,7 @@ pub fn assess_targets(
         let ctx = Context {
             name: f.target.name.clone(),
             source: f.target.describe(),
-            posture: crate::posture::of(engine.rules(), &f),
+            posture: crate::assess::posture::of(engine.rules(), &f),
             extra_findings: extra,
             overrides: match &f.target.source {
                 Source::Catalog(r) => r.overrides.clone(),

@@ -1,10 +1,19 @@
-//! The pipeline: a tool list in, a server assessment out (verdicts, findings, grade, rules).
+//! The second stage of the pipeline: a tool list in, a server assessment out (verdicts,
+//! findings, grade, recommended rules).
+//!
+//! The classifier ([`crate::classify`]) gives each tool its verdict; here the verdicts meet
+//! what else is known of the server: its [`posture`] (identity and auth), the repository's
+//! [`project`] settings (ignores, thresholds), and the [`grade`].
 
+pub mod grade;
+pub mod posture;
+pub mod project;
+
+use crate::assess::grade::grade;
+use crate::assess::posture::Posture;
 use crate::classify::{findings, Engine};
-use crate::grade::grade;
 use crate::model::{Finding, GradeReason, InputError, ServerAssessment, ToolAssessment};
 use crate::policy::{recommend, Limits, Profile};
-use crate::posture::Posture;
 use crate::targets::toollist::ToolList;
 use serde_json::json;
 
@@ -14,7 +23,7 @@ pub struct Settings {
     pub profile: Profile,
     pub limits: Limits,
     /// The repository's ignores (findings they match are dropped before grading).
-    pub project: crate::project::ProjectSettings,
+    pub project: crate::assess::project::ProjectSettings,
     /// Today, for ignores that expire.
     pub today: String,
 }
