@@ -28,7 +28,7 @@ pub fn run(cli: crate::cli::Cli) -> Result<u8> {
             if let Some(lock_path) = &args.lock {
                 let raw = std::mem::take(&mut raw_tools);
                 let pairs: Vec<_> = servers.iter().cloned().zip(raw).collect();
-                let text = crate::lock::Lock::from_assessments(&pairs).to_text();
+                let text = crate::ci::lock::Lock::from_assessments(&pairs).to_text();
                 emit(Some(lock_path), |out| {
                     out.write_all(text.as_bytes()).map_err(io_err)
                 })?;

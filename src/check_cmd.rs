@@ -2,10 +2,10 @@
 //! policy does not cover or covers more loosely than recommended. Exit 1 on any, 0 on none.
 
 use crate::app::{load_and_assess, Assessed};
+use crate::ci::drift::{compare, Change};
+use crate::ci::lock::Lock;
 use crate::cli::{CheckArgs, CheckFormat};
-use crate::drift::{compare, Change};
 use crate::error::{Error, Result};
-use crate::lock::Lock;
 use crate::model::{Action, Severity};
 use crate::output::sanitize::one_line;
 use crate::output::{emit, io_err};

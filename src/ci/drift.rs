@@ -1,6 +1,6 @@
 //! Drift: what moved between a lock file and a fresh scan, each change with its rule ID.
 
-use crate::lock::{pinned, sorted, Lock, LockedTool};
+use crate::ci::lock::{pinned, sorted, Lock, LockedTool};
 use crate::model::{Category, Severity};
 use serde::Serialize;
 use serde_json::Value;
