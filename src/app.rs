@@ -240,7 +240,7 @@ fn load_rules(path: Option<&str>) -> Result<RuleFile> {
 /// The effective settings: flags first, then the repository's settings file, then defaults.
 pub fn settings(args: &AssessArgs) -> Result<Settings> {
     let project = crate::assess::project::ProjectSettings::load(args.settings.as_deref())?;
-    let today = crate::catalog_cmd::today();
+    let today = crate::assess::project::today();
     let mut limits = Limits::default();
     for (cat, n) in &project.limits {
         limits
@@ -560,7 +560,7 @@ fn resolve_targets(t: &TargetArgs, quiet: bool) -> Result<Vec<Target>> {
         let catalog =
             crate::catalog::Catalog::load(&crate::catalog::store::user_dirs(&t.catalog_dirs))?;
         for name in &t.server {
-            let record = crate::lookup_cmd::resolve(&catalog, name)?;
+            let record = crate::catalog::lookup::resolve(&catalog, name)?;
             targets.push(Target {
                 name: record.id.clone(),
                 source: Source::Catalog(Box::new(record)),

@@ -68,7 +68,7 @@ pub fn run(cmd: CatalogCommand) -> Result<u8> {
         }
         CatalogCommand::Show { id, catalog_dirs } => {
             let catalog = Catalog::load(&store::user_dirs(&catalog_dirs))?;
-            let record = crate::lookup_cmd::resolve(&catalog, &id)?;
+            let record = crate::catalog::lookup::resolve(&catalog, &id)?;
             let text = serde_saphyr::to_string(&record)
                 .map_err(|e| Error::new(format!("cannot write the record: {e}")))?;
             emit(None, |w| {
@@ -322,24 +322,6 @@ pub fn file_name_for(id: &str) -> Result<String> {
     Ok(format!("{safe}.yaml"))
 }
 
-/// Today's date as YYYY-MM-DD (UTC), without a date crate: days since 1970 to a civil date.
-pub fn today() -> String {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or(0);
-    let z = secs.div_euclid(86_400) + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!("{y:04}-{m:02}-{d:02}")
-}
-
 fn add(args: &AddArgs) -> Result<u8> {
     let mut record = parse_record(Path::new(&args.record))?;
     let name = file_name_for(&record.id)?;
@@ -385,7 +367,7 @@ fn add(args: &AddArgs) -> Result<u8> {
     }
     record.snapshot = Some(Snapshot {
         source,
-        taken: today(),
+        taken: crate::assess::project::today(),
         server_info,
         protocol_version,
         fingerprint: fingerprint(&tools),
@@ -432,12 +414,5 @@ mod tests {
         );
         assert_eq!(file_name_for("../../etc/passwd").unwrap(), "passwd.yaml");
         assert!(file_name_for("..").is_err());
-    }
-
-    #[test]
-    fn today_is_a_date() {
-        let t = today();
-        assert_eq!(t.len(), 10);
-        assert!(t.starts_with("20"));
     }
 }

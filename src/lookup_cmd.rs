@@ -2,7 +2,7 @@
 //! or one tool's record, computed from the catalog by the same engine as a live scan.
 
 use crate::app::{self, Assessed};
-use crate::catalog::lookup::{find, Found};
+use crate::catalog::lookup::resolve;
 use crate::catalog::{store, Catalog};
 use crate::cli::LookupArgs;
 use crate::error::{Error, Result};
@@ -13,33 +13,6 @@ use crate::policy::policylayer;
 use crate::report::{self, templates, Format, Report};
 use serde_json::json;
 use std::io::Write;
-
-/// Finds the record named by a person, or says what was meant and how to scan it instead.
-pub fn resolve(catalog: &Catalog, name: &str) -> Result<crate::catalog::Record> {
-    match find(catalog, name) {
-        Found::One(e) => e.record(),
-        Found::Several(es) => {
-            let list: Vec<String> = es
-                .iter()
-                .map(|e| format!("  {}  {}", e.listing.id, one_line(&e.listing.summary, 80)))
-                .collect();
-            Err(Error::new(format!(
-                "{name:?} matches several servers; name one:\n{}",
-                list.join("\n")
-            )))
-        }
-        Found::None(near) => {
-            let hint = match near.first() {
-                Some(e) => format!(" Did you mean {} ({})?", e.listing.id, e.listing.name),
-                None => String::new(),
-            };
-            Err(Error::new(format!(
-                "no server {name:?} in the catalog.{hint} To assess a server that is not in it, scan it: \
-                 mcprisk scan -- <command that starts it>, or mcprisk scan --url <URL>"
-            )))
-        }
-    }
-}
 
 /// Runs `lookup`.
 pub fn run(args: &LookupArgs) -> Result<u8> {

@@ -2,6 +2,9 @@
 //! spelling. Several close matches are returned as candidates, never guessed between.
 
 use super::store::{Catalog, Entry};
+use super::Record;
+use crate::error::{Error, Result};
+use crate::output::sanitize::one_line;
 
 /// The result of a lookup.
 #[derive(Debug)]
@@ -132,4 +135,31 @@ pub fn search<'a>(catalog: &'a Catalog, word: &str) -> Vec<&'a Entry> {
                     .any(|t| t.to_lowercase().contains(&w))
         })
         .collect()
+}
+
+/// Finds the record named by a person, or says what was meant and how to scan it instead.
+pub fn resolve(catalog: &Catalog, name: &str) -> Result<Record> {
+    match find(catalog, name) {
+        Found::One(e) => e.record(),
+        Found::Several(es) => {
+            let list: Vec<String> = es
+                .iter()
+                .map(|e| format!("  {}  {}", e.listing.id, one_line(&e.listing.summary, 80)))
+                .collect();
+            Err(Error::new(format!(
+                "{name:?} matches several servers; name one:\n{}",
+                list.join("\n")
+            )))
+        }
+        Found::None(near) => {
+            let hint = match near.first() {
+                Some(e) => format!(" Did you mean {} ({})?", e.listing.id, e.listing.name),
+                None => String::new(),
+            };
+            Err(Error::new(format!(
+                "no server {name:?} in the catalog.{hint} To assess a server that is not in it, scan it: \
+                 mcprisk scan -- <command that starts it>, or mcprisk scan --url <URL>"
+            )))
+        }
+    }
 }
