@@ -334,7 +334,7 @@ fn add(args: &AddArgs) -> Result<u8> {
     }
     let mut target = args.target.clone();
     target.name = Some(record.id.clone());
-    let assessed = crate::app::fetch_for_add(&target, args.quiet)?;
+    let assessed = crate::targets::fetch::fetch_for_add(&target, args.quiet)?;
     let source = args
         .source
         .clone()

@@ -1,7 +1,7 @@
 //! `mcprisk check`: the CI gate. Drift against a lock file (never written here), and tools a
 //! policy does not cover or covers more loosely than recommended. Exit 1 on any, 0 on none.
 
-use crate::app::{load_and_assess, Assessed};
+use crate::assess::pipeline::{baseline_keys, load_and_assess, load_rules, Assessed};
 use crate::ci::drift::{compare, Change};
 use crate::ci::lock::Lock;
 use crate::cli::{CheckArgs, CheckFormat};
@@ -167,7 +167,7 @@ pub fn run(args: &CheckArgs) -> Result<u8> {
             .suppresses(c.rule, &c.server, c.tool.as_deref(), &settings.today)
     });
     if let Some(path) = &args.assess.baseline {
-        let known = crate::app::baseline_keys(path)?;
+        let known = baseline_keys(path)?;
         changes.retain(|c| {
             !known.contains(&(
                 c.rule.to_string(),
@@ -191,10 +191,10 @@ pub fn run(args: &CheckArgs) -> Result<u8> {
             servers: &report_servers,
             policy: &policy,
         };
-        crate::app::write_ci(
+        crate::report::ci_formats::write(
             format,
             &report,
-            args.assess.rules.as_deref(),
+            &load_rules(args.assess.rules.as_deref())?,
             Some(Severity::Low),
             out,
         )?;

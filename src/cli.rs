@@ -1,6 +1,7 @@
 //! The command line (clap definitions only; `main.rs` dispatches).
 
 use crate::model::Severity;
+use crate::output::terminal::ColorChoice;
 use crate::policy::{Flavor, Profile};
 use crate::report::Format;
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -327,14 +328,6 @@ pub struct RulesArgs {
 pub enum RulesFormat {
     Table,
     Json,
-}
-
-/// When to use colour.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ColorChoice {
-    Auto,
-    Always,
-    Never,
 }
 
 fn parse_severity(s: &str) -> Result<Severity, String> {

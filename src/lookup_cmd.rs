@@ -1,13 +1,14 @@
 //! `mcprisk lookup NAME [TOOL]`: a server's record (identity, auth posture, grade, tools, policy)
 //! or one tool's record, computed from the catalog by the same engine as a live scan.
 
-use crate::app::{self, Assessed};
+use crate::assess::pipeline::{assess_targets, load_rules, Assessed};
 use crate::catalog::lookup::resolve;
 use crate::catalog::{store, Catalog};
 use crate::cli::LookupArgs;
 use crate::error::{Error, Result};
 use crate::model::{Action, ServerAssessment, ToolAssessment};
 use crate::output::sanitize::one_line;
+use crate::output::terminal::{terminal_width, use_color};
 use crate::output::{emit, io_err};
 use crate::policy::policylayer;
 use crate::report::{self, templates, Format, Report};
@@ -24,7 +25,7 @@ pub fn run(args: &LookupArgs) -> Result<u8> {
         entry: None,
         needs_consent: false,
     };
-    let Assessed { servers, .. } = app::assess_targets(vec![target], &args.assess, true, None)?;
+    let Assessed { servers, .. } = assess_targets(vec![target], &args.assess, true, None)?;
     let server = &servers[0];
     match &args.tool {
         None => server_view(args, &record, &servers),
@@ -68,17 +69,17 @@ fn server_view(
             };
             emit(out, |w| templates::render(&env, name, &report, w))?
         }
-        Format::Sarif | Format::Github | Format::Junit => app::write_ci(
+        Format::Sarif | Format::Github | Format::Junit => report::ci_formats::write(
             args.format,
             &report,
-            args.assess.rules.as_deref(),
+            &load_rules(args.assess.rules.as_deref())?,
             None,
             out,
         )?,
         Format::Table => emit(out, |w| {
             write_identity(w, record).map_err(io_err)?;
-            let color = app::use_color(args.output.color, out.is_some());
-            report::table::write(&report, w, color, app::terminal_width(out.is_none()))
+            let color = use_color(args.output.color, out.is_some());
+            report::table::write(&report, w, color, terminal_width(out.is_none()))
                 .map_err(io_err)?;
             writeln!(w, "Recommended policy (PolicyLayer policy.json):").map_err(io_err)?;
             serde_json::to_writer_pretty(&mut *w, &policy).map_err(|e| io_err(e.into()))?;

@@ -3,9 +3,11 @@
 //!
 //! The classifier ([`crate::classify`]) gives each tool its verdict; here the verdicts meet
 //! what else is known of the server: its [`posture`] (identity and auth), the repository's
-//! [`project`] settings (ignores, thresholds), and the [`grade`].
+//! [`project`] settings (ignores, thresholds), and the [`grade`]. The [`pipeline`] runs every
+//! stage for the commands that assess.
 
 pub mod grade;
+pub mod pipeline;
 pub mod posture;
 pub mod project;
 

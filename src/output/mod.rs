@@ -1,5 +1,6 @@
 //! The edge where text leaves mcprisk, used by every stage: [`sanitize`] makes server- and
-//! file-provided text safe to show, and [`emit`] decides where output goes.
+//! file-provided text safe to show, [`terminal`] says what the terminal can show, and [`emit`]
+//! decides where output goes.
 //!
 //! Output goes to standard output, or to a file written atomically (a temporary file in the
 //! same directory, renamed into place), so a failure never leaves a half-written file. A device
@@ -7,6 +8,7 @@
 //! link is followed, never replaced.
 
 pub mod sanitize;
+pub mod terminal;
 
 use crate::error::{Error, Result};
 use std::io::Write;
@@ -122,6 +124,16 @@ fn write_atomically(
 /// Maps an I/O error while writing a report to an [`Error`].
 pub fn io_err(e: std::io::Error) -> Error {
     Error::new(format!("cannot write output: {e}"))
+}
+
+/// Says on standard error that the file at `path` was written (not for standard output, and not
+/// when `quiet`).
+pub fn note_written(path: Option<&str>, quiet: bool) {
+    if let (Some(path), false) = (path, quiet) {
+        if path != "-" {
+            eprintln!("mcprisk: wrote {path}");
+        }
+    }
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! Output formats: one small emitter per format, each writing to `&mut dyn Write`.
 
 pub mod ci;
+pub mod ci_formats;
 pub mod github;
 pub mod json;
 pub mod junit;

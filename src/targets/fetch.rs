@@ -1,6 +1,7 @@
 //! Fetches every target's tool list, concurrently (bounded by `--jobs`), with a progress line
 //! per server on a terminal. One failing server does not stop the others.
 
+use crate::cli::TargetArgs;
 use crate::error::{Error, Result};
 use crate::targets::mcp::{self, Options};
 use crate::targets::toollist::{self, ToolList};
@@ -136,6 +137,48 @@ pub fn fetch_all(
                 .expect("every slot is filled")
         })
         .collect()
+}
+
+/// The tool list exactly as one server sent it, with its serverInfo and protocol version, for
+/// `catalog add`.
+pub fn fetch_for_add(
+    t: &TargetArgs,
+    quiet: bool,
+) -> Result<(
+    Vec<serde_json::Value>,
+    Option<serde_json::Value>,
+    Option<String>,
+)> {
+    let targets = super::resolve::from_args(t, quiet)?;
+    if targets.len() != 1 {
+        return Err(Error::new(format!(
+            "catalog add takes one server, but {} were named",
+            targets.len()
+        )));
+    }
+    if let Source::ToolsFile(path) = &targets[0].source {
+        return Ok((toollist::load_raw(path)?, None, None));
+    }
+    consent(&targets, t.yes)?;
+    let mut opts = Options {
+        timeout: Duration::from_secs_f64(t.timeout.clamp(0.1, 86_400.0)),
+        ..Default::default()
+    };
+    opts.startup_timeout = opts.startup_timeout.min(opts.timeout);
+    opts.request_timeout = opts.request_timeout.min(opts.timeout);
+    let mut fetched = fetch_all(targets, &opts, 1, false);
+    let f = fetched.remove(0);
+    if let Err(e) = &f.list {
+        return Err(Error::new(e.clone()));
+    }
+    let (info, proto) = match &f.wire {
+        Some(Ok(intro)) => (
+            intro.server_info.clone().filter(|v| !v.is_null()),
+            intro.protocol_version.clone(),
+        ),
+        _ => (None, None),
+    };
+    Ok((f.raw_tools.unwrap_or_default(), info, proto))
 }
 
 fn fetch_one(target: Target, opts: &Options) -> Fetched {

@@ -3,11 +3,13 @@
 //! A [`Target`] is one server named on the command line, resolved into a server to introspect
 //! or a tool list to read. Servers from config files carry where they were declared, for consent
 //! and for findings. Beside it: [`clients`] reads MCP client config files, [`mcp`] is the wire
-//! (stdio and HTTP), [`fetch`] gets every target's tool list, and [`toollist`] reads one.
+//! (stdio and HTTP), [`resolve`] turns the command line into targets, [`fetch`] gets every
+//! target's tool list, and [`toollist`] reads one.
 
 pub mod clients;
 pub mod fetch;
 pub mod mcp;
+pub mod resolve;
 pub mod toollist;
 
 use crate::error::{Error, Result};
