@@ -2,21 +2,17 @@
 //!
 //! Data flows one way: target -> tool list -> assessment -> policy / report.
 
-pub mod app;
 pub mod assess;
 pub mod catalog;
-pub mod catalog_cmd;
-pub mod check_cmd;
 pub mod ci;
 pub mod classify;
 pub mod cli;
+pub mod commands;
 pub mod error;
-pub mod lookup_cmd;
 pub mod model;
 pub mod output;
 pub mod policy;
 pub mod report;
-pub mod rules_cmd;
 pub mod targets;
 
 /// The tool-list reader at its former path too, for the classifier's corpus test (in

@@ -10,7 +10,7 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let cli = mcprisk::cli::Cli::parse();
-    match mcprisk::app::run(cli) {
+    match mcprisk::commands::run(cli) {
         Ok(code) => ExitCode::from(code),
         Err(err) => {
             eprintln!("mcprisk: error: {err}");

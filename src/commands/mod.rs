@@ -1,4 +1,10 @@
-//! Runs a parsed command line: load the target, assess it, emit reports or policies.
+//! The subcommands, on top of the pipeline: each reads its arguments, calls down (targets ->
+//! assessment -> policy / report) and writes the result. Nothing below imports a command.
+
+mod catalog;
+mod check;
+mod lookup;
+mod rules;
 
 use crate::assess::pipeline::{exit_code, load_and_assess, load_rules, Assessed};
 use crate::cli::Command;
@@ -175,9 +181,9 @@ pub fn run(cli: crate::cli::Cli) -> Result<u8> {
             std::mem::forget((servers, raw_tools, doc));
             Ok(code)
         }
-        Command::Check(args) => crate::check_cmd::run(&args),
-        Command::Lookup(args) => crate::lookup_cmd::run(&args),
-        Command::Catalog(cmd) => crate::catalog_cmd::run(cmd),
+        Command::Check(args) => check::run(&args),
+        Command::Lookup(args) => lookup::run(&args),
+        Command::Catalog(cmd) => catalog::run(cmd),
         Command::Completions(args) => {
             emit(None, |out| {
                 let mut cmd = <crate::cli::Cli as clap::CommandFactory>::command();
@@ -196,7 +202,7 @@ pub fn run(cli: crate::cli::Cli) -> Result<u8> {
         Command::Rules(args) => {
             let rules = load_rules(args.rules.as_deref())?;
             emit(None, |out| {
-                crate::rules_cmd::run(&rules, args.id.as_deref(), args.format, out)
+                rules::run(&rules, args.id.as_deref(), args.format, out)
             })?;
             Ok(0)
         }
