@@ -1,8 +1,10 @@
 //! `mcprisk rules [ID]`: every rule, or one rule's docs.
 
+use crate::assess::pipeline::load_rules;
 use crate::classify::{Rule, RuleFile, RuleKind};
-use crate::cli::RulesFormat;
+use crate::cli::{RulesArgs, RulesFormat};
 use crate::error::{Error, Result};
+use crate::output::emit;
 use std::io::Write;
 
 fn kind_name(k: RuleKind) -> &'static str {
@@ -55,8 +57,17 @@ fn effect(r: &Rule) -> String {
     }
 }
 
+/// Runs `rules`: every rule, or the docs of the one named.
+pub fn run(args: &RulesArgs) -> Result<u8> {
+    let rules = load_rules(args.rules.as_deref())?;
+    emit(None, |out| {
+        write(&rules, args.id.as_deref(), args.format, out)
+    })?;
+    Ok(0)
+}
+
 /// Lists every rule, or explains the one named.
-pub fn run(
+fn write(
     rules: &RuleFile,
     id: Option<&str>,
     format: RulesFormat,
