@@ -1,7 +1,9 @@
 //! The catalog: records of known MCP servers, shipped in the binary and extended by the user's
-//! directories, looked up by id, alias, package name or a close spelling.
+//! directories, looked up by id, alias, package name or a close spelling, and linted. A record's
+//! tool snapshot is one of the targets the pipeline can assess.
 
 pub mod dircache;
+pub mod lint;
 pub mod lookup;
 pub mod record;
 pub mod registry;

@@ -189,3 +189,44 @@ impl Catalog {
         Ok(Catalog { entries })
     }
 }
+
+/// The file name of a record: the id's last part, made safe for any file system.
+pub fn file_name_for(id: &str) -> Result<String> {
+    let last = id.rsplit('/').next().unwrap_or(id);
+    let ns = id.split('/').next().unwrap_or("");
+    let base = if ns.is_empty() || ns == last {
+        last.to_string()
+    } else {
+        format!("{ns}--{last}")
+    };
+    let safe: String = base
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "-_.".contains(c) {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    let safe = safe.trim_matches(['.', '-']).to_string();
+    if safe.is_empty() || safe.contains("..") {
+        return Err(Error::new(format!("id {id:?} gives no safe file name")));
+    }
+    Ok(format!("{safe}.yaml"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_names_are_safe() {
+        assert_eq!(
+            file_name_for("io.github.x/proxmox-mcp").unwrap(),
+            "io.github.x--proxmox-mcp.yaml"
+        );
+        assert_eq!(file_name_for("../../etc/passwd").unwrap(), "passwd.yaml");
+        assert!(file_name_for("..").is_err());
+    }
+}

@@ -1,13 +1,13 @@
 //! `mcprisk catalog list|search|show|lint|add`.
 
+use crate::catalog::lint::{self, check_record, Lint};
 use crate::catalog::lookup::search;
 use crate::catalog::record::{fingerprint, Record, Snapshot};
-use crate::catalog::store::{self, parse_record, record_files, Catalog, Entry};
+use crate::catalog::store::{self, file_name_for, parse_record, Catalog, Entry};
 use crate::cli::{AddArgs, CatalogCommand, RulesFormat};
 use crate::error::{Error, Result};
 use crate::output::sanitize::one_line;
 use crate::output::{emit, io_err};
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 /// Runs a catalog subcommand.
@@ -77,7 +77,7 @@ pub fn run(cmd: CatalogCommand) -> Result<u8> {
             })?;
             Ok(0)
         }
-        CatalogCommand::Lint { dirs } => lint(&dirs),
+        CatalogCommand::Lint { dirs } => run_lint(&dirs),
         CatalogCommand::Add(args) => add(&args),
         CatalogCommand::ImportRegistry(args) => {
             if !(args.timeout.is_finite() && args.timeout > 0.0 && args.timeout <= 3600.0) {
@@ -158,168 +158,26 @@ fn print_entries(
     })
 }
 
-/// Checks records: parse (unknown keys rejected with file and line), unique ids and aliases,
-/// fingerprints that match snapshots, required facts present.
-fn lint(dirs: &[String]) -> Result<u8> {
+/// Runs `catalog lint` over `dirs` (`catalog/servers` when none is given).
+fn run_lint(dirs: &[String]) -> Result<u8> {
     let dirs: Vec<PathBuf> = if dirs.is_empty() {
         vec![PathBuf::from("catalog/servers")]
     } else {
         dirs.iter().map(PathBuf::from).collect()
     };
-    let mut problems: Vec<String> = Vec::new();
-    let mut records: Vec<(PathBuf, Record)> = Vec::new();
-    for dir in &dirs {
-        for path in record_files(dir)? {
-            match parse_record(&path) {
-                Ok(r) => records.push((path, r)),
-                Err(e) => problems.push(e.to_string()),
-            }
-        }
-    }
-    let mut ids: HashMap<String, &Path> = HashMap::new();
-    let mut names: HashMap<String, (String, &Path)> = HashMap::new();
-    for (path, r) in &records {
-        let at = path.display();
-        if let Some(prev) = ids.insert(r.id.to_lowercase(), path) {
-            problems.push(format!(
-                "{at}: id {} is also used by {}",
-                r.id,
-                prev.display()
-            ));
-        }
-        for a in &r.aliases {
-            let key = a.to_lowercase();
-            if key == r.id.to_lowercase() {
-                continue;
-            }
-            if let Some((other, p)) = names.get(&key) {
-                if *other != r.id {
-                    problems.push(format!(
-                        "{at}: alias {a:?} is also an alias of {other} ({})",
-                        p.display()
-                    ));
-                }
-            }
-            names.insert(key, (r.id.clone(), path));
-        }
-        problems.extend(check_record(r).into_iter().map(|p| format!("{at}: {p}")));
-    }
-    for (key, (id, path)) in &names {
-        if let Some(other) = ids.get(key) {
-            if *other != *path {
-                problems.push(format!(
-                    "{}: alias {key:?} of {id} is the id of {}",
-                    path.display(),
-                    other.display()
-                ));
-            }
-        }
-    }
+    let Lint { records, problems } = lint::lint(&dirs)?;
     if problems.is_empty() {
-        println!("{} records, no problems", records.len());
+        println!("{records} records, no problems");
         Ok(0)
     } else {
         for p in &problems {
             eprintln!("{}", one_line(p, 600));
         }
         Err(Error::new(format!(
-            "{} problem(s) in {} records",
-            problems.len(),
-            records.len()
+            "{} problem(s) in {records} records",
+            problems.len()
         )))
     }
-}
-
-/// Facts a record must have, and a snapshot that matches its fingerprint.
-pub fn check_record(r: &Record) -> Vec<String> {
-    let mut p = Vec::new();
-    if !r.id.contains('/') || r.id.contains("..") || r.id.chars().any(char::is_control) {
-        p.push(format!(
-            "id {:?} is not registry style (namespace/name)",
-            r.id
-        ));
-    }
-    for (what, v) in [
-        ("name", &r.name),
-        ("summary", &r.summary),
-        ("publisher", &r.publisher),
-    ] {
-        if v.trim().is_empty() {
-            p.push(format!("{what} is empty"));
-        }
-    }
-    if r.transports.is_empty() {
-        p.push("transports is empty".into());
-    }
-    if r.identity.evidence.is_empty() {
-        p.push("identity.evidence is empty: say why the publisher is what the level claims".into());
-    }
-    if r.auth.kinds.is_empty() {
-        p.push("auth.kinds is empty (use [none] when the server needs nothing)".into());
-    }
-    if r.packages.is_empty() && r.remotes.is_empty() {
-        p.push("neither packages nor remotes: say how the server is obtained".into());
-    }
-    if let Some(s) = &r.snapshot {
-        let fp = fingerprint(&s.tools);
-        if fp != s.fingerprint {
-            p.push(format!(
-                "snapshot fingerprint {} does not match its tools ({fp})",
-                s.fingerprint
-            ));
-        }
-        if s.taken.len() != 10 || s.taken.as_bytes()[4] != b'-' {
-            p.push(format!("snapshot.taken {:?} is not YYYY-MM-DD", s.taken));
-        }
-        let names: Vec<&str> = s.tool_names().collect();
-        for o in &r.overrides {
-            if !names.contains(&o.tool.as_str()) {
-                p.push(format!(
-                    "override for {:?}, which the snapshot does not have",
-                    o.tool
-                ));
-            }
-            if o.category
-                .as_deref()
-                .is_some_and(|c| crate::model::Category::parse(c).is_none())
-            {
-                p.push(format!("override for {:?}: unknown category", o.tool));
-            }
-            if o.severity
-                .as_deref()
-                .is_some_and(|c| crate::model::Severity::parse(c).is_none())
-            {
-                p.push(format!("override for {:?}: unknown severity", o.tool));
-            }
-        }
-    }
-    p
-}
-
-/// The file name of a record: the id's last part, made safe for any file system.
-pub fn file_name_for(id: &str) -> Result<String> {
-    let last = id.rsplit('/').next().unwrap_or(id);
-    let ns = id.split('/').next().unwrap_or("");
-    let base = if ns.is_empty() || ns == last {
-        last.to_string()
-    } else {
-        format!("{ns}--{last}")
-    };
-    let safe: String = base
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || "-_.".contains(c) {
-                c
-            } else {
-                '-'
-            }
-        })
-        .collect();
-    let safe = safe.trim_matches(['.', '-']).to_string();
-    if safe.is_empty() || safe.contains("..") {
-        return Err(Error::new(format!("id {id:?} gives no safe file name")));
-    }
-    Ok(format!("{safe}.yaml"))
 }
 
 fn add(args: &AddArgs) -> Result<u8> {
@@ -400,19 +258,4 @@ fn add(args: &AddArgs) -> Result<u8> {
         eprintln!("mcprisk: wrote {}", dest.display());
     }
     Ok(0)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn file_names_are_safe() {
-        assert_eq!(
-            file_name_for("io.github.x/proxmox-mcp").unwrap(),
-            "io.github.x--proxmox-mcp.yaml"
-        );
-        assert_eq!(file_name_for("../../etc/passwd").unwrap(), "passwd.yaml");
-        assert!(file_name_for("..").is_err());
-    }
 }
