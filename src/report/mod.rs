@@ -5,6 +5,7 @@ pub mod ci_formats;
 pub mod github;
 pub mod json;
 pub mod junit;
+pub mod lookup;
 pub mod sarif;
 pub mod table;
 pub mod templates;
