@@ -1,4 +1,5 @@
-//! The command line (clap definitions only; `main.rs` dispatches).
+//! The command line (clap definitions only; `commands` dispatches, `main.rs` maps the outcome
+//! to an exit code).
 
 use crate::model::Severity;
 use crate::output::terminal::ColorChoice;

@@ -30,8 +30,11 @@ pub fn letter(score: u32) -> char {
 /// A graded server: score, letter and the reasons.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Grade {
+    /// 100 less the deductions.
     pub score: u32,
+    /// A to F.
     pub letter: char,
+    /// Every deduction, and the notes that cost nothing.
     pub reasons: Vec<GradeReason>,
 }
 

@@ -3,29 +3,31 @@
 //!
 //! The classifier ([`crate::classify`]) gives each tool its verdict; here the verdicts meet
 //! what else is known of the server: its [`posture`] (identity and auth), the repository's
-//! [`project`] settings (ignores, thresholds), and the [`grade`]. The [`pipeline`] runs every
-//! stage for the commands that assess.
+//! [`project`] settings (ignores, thresholds), and the [`grade`](mod@grade). The [`pipeline`]
+//! runs every stage for the commands that assess.
 
 pub mod grade;
 pub mod pipeline;
 pub mod posture;
 pub mod project;
 
-use crate::assess::grade::grade;
-use crate::assess::posture::Posture;
 use crate::classify::{findings, Engine};
 use crate::model::{Finding, GradeReason, InputError, ServerAssessment, ToolAssessment};
 use crate::policy::{recommend, Limits, Profile};
 use crate::targets::toollist::ToolList;
+use grade::grade;
+use posture::Posture;
 use serde_json::json;
 
 /// How recommendations are made.
 #[derive(Debug, Clone, Default)]
 pub struct Settings {
+    /// How strict the recommended rules are.
     pub profile: Profile,
+    /// Calls a minute for the rate-limited categories.
     pub limits: Limits,
     /// The repository's ignores (findings they match are dropped before grading).
-    pub project: crate::assess::project::ProjectSettings,
+    pub project: project::ProjectSettings,
     /// Today, for ignores that expire.
     pub today: String,
 }

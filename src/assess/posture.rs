@@ -12,9 +12,13 @@ use serde_json::{json, Value};
 /// What a live scan (or its failure) tells about a server beyond its tools.
 #[derive(Debug, Clone, Default)]
 pub struct Posture {
+    /// Who the server says or the catalog vouches it is (the JSON document's `identity`).
     pub identity: Value,
+    /// How it authenticates and how it is reached (the JSON document's `auth`).
     pub auth: Value,
+    /// Findings about identity, auth and the config entry.
     pub findings: Vec<Finding>,
+    /// Deductions (or zero-point notes) for the grade.
     pub grade: Vec<GradeReason>,
 }
 

@@ -34,6 +34,7 @@ pub struct Ignore {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ProjectSettings {
+    /// The default for --profile.
     #[serde(default)]
     pub profile: Option<String>,
     /// The default for --fail-on.
@@ -42,6 +43,7 @@ pub struct ProjectSettings {
     /// Calls a minute per category, as --limit.
     #[serde(default)]
     pub limits: BTreeMap<String, u32>,
+    /// Findings not to report, each with its reason.
     #[serde(default)]
     pub ignore: Vec<Ignore>,
     /// Where it was read from, for messages.

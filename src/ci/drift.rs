@@ -8,24 +8,38 @@ use serde_json::Value;
 /// One change since the lock.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Change {
+    /// The rule ID (`MR-D...` for drift, `MR-P...` for policy coverage).
     pub rule: &'static str,
+    /// How much the change matters.
     pub severity: Severity,
+    /// The server it is about (empty for a policy rule that no server matches).
     pub server: String,
+    /// The tool it is about, if one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tool: Option<String>,
+    /// What changed, for people.
     pub message: String,
 }
 
 /// The rule IDs of drift (documented in catalog/rules.yaml).
 pub mod ids {
+    /// A tool the lock does not have.
     pub const TOOL_ADDED: &str = "MR-D001";
+    /// A locked tool the server no longer offers.
     pub const TOOL_REMOVED: &str = "MR-D002";
+    /// A tool's description changed.
     pub const DESCRIPTION_CHANGED: &str = "MR-D003";
+    /// A tool's input schema changed.
     pub const SCHEMA_CHANGED: &str = "MR-D004";
+    /// A tool's annotations changed.
     pub const ANNOTATIONS_CHANGED: &str = "MR-D005";
+    /// A tool's category or severity rose.
     pub const RISK_RAISED: &str = "MR-D006";
+    /// The server's grade fell.
     pub const GRADE_LOWERED: &str = "MR-D007";
+    /// A server the lock does not have.
     pub const SERVER_ADDED: &str = "MR-D008";
+    /// A locked server that was not scanned.
     pub const SERVER_REMOVED: &str = "MR-D009";
 }
 

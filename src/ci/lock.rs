@@ -18,10 +18,15 @@ pub const LOCK_VERSION: u32 = 1;
 pub struct LockedTool {
     /// `sha256:` of the canonical JSON of name, description, input schema and annotations.
     pub fingerprint: String,
+    /// The category at lock time.
     pub category: String,
+    /// The severity at lock time.
     pub severity: String,
+    /// The description, to say what changed in it.
     pub description: String,
+    /// The input schema, to say what changed in it.
     pub input_schema: Value,
+    /// The annotations, to say what changed in them.
     #[serde(default, skip_serializing_if = "Value::is_null")]
     pub annotations: Value,
 }
@@ -30,8 +35,11 @@ pub struct LockedTool {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LockedServer {
+    /// Where its tool list came from.
     pub source: String,
+    /// Its grade at lock time.
     pub grade: char,
+    /// Its tools by name.
     pub tools: BTreeMap<String, LockedTool>,
 }
 
@@ -39,7 +47,9 @@ pub struct LockedServer {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Lock {
+    /// The lock file format's version.
     pub version: u32,
+    /// Every server by name.
     pub servers: BTreeMap<String, LockedServer>,
 }
 

@@ -1,4 +1,4 @@
-//! `mcprisk catalog list|search|show|lint|add`.
+//! `mcprisk catalog list|search|show|lint|add|import-registry`: work with the catalog's records.
 
 use crate::catalog::lint::{self, check_record, Lint};
 use crate::catalog::lookup::search;

@@ -16,6 +16,7 @@ use std::time::Duration;
 /// What fetching one target gave.
 #[derive(Debug)]
 pub struct Fetched {
+    /// The target fetched.
     pub target: Target,
     /// The tools, or why there are none.
     pub list: std::result::Result<ToolList, String>,

@@ -27,8 +27,11 @@ pub enum Source {
     Catalog(Box<crate::catalog::Record>),
     /// A remote server.
     Http {
+        /// The server's URL, as given.
         url: String,
+        /// Headers sent with every request (values are never printed).
         headers: Vec<(String, clients::Secret)>,
+        /// Which HTTP transport to speak, or both in turn.
         kind: HttpKind,
     },
 }
@@ -36,7 +39,9 @@ pub enum Source {
 /// One server to assess.
 #[derive(Debug, Clone)]
 pub struct Target {
+    /// The server's name in reports and policies, unique among the targets.
     pub name: String,
+    /// How its tool list is obtained.
     pub source: Source,
     /// The config entry that declared it, when it came from a config file.
     pub entry: Option<ServerEntry>,

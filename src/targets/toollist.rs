@@ -13,7 +13,9 @@ pub const MAX_INPUT_BYTES: u64 = 64 * 1024 * 1024;
 /// The tools that could be read, and what was wrong with the others.
 #[derive(Debug, Default)]
 pub struct ToolList {
+    /// The tools that could be read, in order.
     pub tools: Vec<Tool>,
+    /// One error per tool that could not be read, and where it is.
     pub errors: Vec<InputError>,
 }
 

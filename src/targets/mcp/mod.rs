@@ -62,6 +62,7 @@ pub struct Introspection {
     pub warnings: Vec<String>,
 }
 
+/// How a server was reached.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Transport {
     Stdio,
@@ -92,6 +93,7 @@ pub struct AuthPosture {
     pub challenge: Option<AuthChallenge>,
 }
 
+/// How safe the channel to a server is from others on the way.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ChannelSecurity {
     /// A local child process (stdio).
