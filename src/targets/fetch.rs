@@ -28,6 +28,9 @@ pub struct Fetched {
     pub wire: Option<std::result::Result<mcp::Introspection, mcp::WireError>>,
     /// Things worth knowing that did not stop the scan.
     pub warnings: Vec<String>,
+    /// Why the tool list is incomplete, when that is an error (a live server's list passed the
+    /// total size limit): the tools read before it are in `list`, and the error in its `errors`.
+    pub incomplete: Option<String>,
 }
 
 /// Asks before starting servers that come from config files, unless `yes`. Without a terminal
@@ -79,12 +82,18 @@ pub fn consent(targets: &[Target], yes: bool) -> Result<()> {
 }
 
 /// Fetches every target, at most `jobs` at once; results keep the targets' order.
+///
+/// For a command-line program: when a target is a live server, this process starts guarding
+/// its servers ([`mcp::procs::guard`]): signals end them, and orphans they leave are ended.
 pub fn fetch_all(
     targets: Vec<Target>,
     opts: &Options,
     jobs: usize,
     progress: bool,
 ) -> Vec<Fetched> {
+    if targets.iter().any(|t| matches!(t.source, Source::Stdio(_))) {
+        mcp::procs::guard();
+    }
     let n = targets.len();
     let multi = progress.then(MultiProgress::new);
     let bars: Vec<Option<ProgressBar>> = targets
@@ -172,6 +181,12 @@ pub fn fetch_for_add(
     if let Err(e) = &f.list {
         return Err(Error::new(e.clone()));
     }
+    if let Some(why) = &f.incomplete {
+        return Err(Error::new(format!(
+            "{}: {why}; not taken as a snapshot",
+            f.target.name
+        )));
+    }
     let (info, proto) = match &f.wire {
         Some(Ok(intro)) => (
             intro.server_info.clone().filter(|v| !v.is_null()),
@@ -192,6 +207,7 @@ fn fetch_one(target: Target, opts: &Options) -> Fetched {
                 raw_tools: None,
                 wire: None,
                 warnings: Vec::new(),
+                incomplete: None,
             }
         }
         Source::Catalog(record) => {
@@ -211,6 +227,7 @@ fn fetch_one(target: Target, opts: &Options) -> Fetched {
                 raw_tools: raw,
                 wire: None,
                 warnings: Vec::new(),
+                incomplete: None,
             }
         }
         Source::Stdio(cmd) => {
@@ -237,11 +254,24 @@ fn finish(
             let tools = std::mem::take(&mut intro.tools);
             let raw = tools.clone();
             let warnings = intro.warnings.clone();
+            let mut list = toollist::from_tools(tools);
+            let incomplete = intro.incomplete.clone();
+            if let Some(why) = &incomplete {
+                list.errors.insert(
+                    0,
+                    crate::model::InputError {
+                        location: "server".into(),
+                        tool: None,
+                        message: why.clone(),
+                    },
+                );
+            }
             Fetched {
-                list: Ok(toollist::from_tools(tools)),
+                list: Ok(list),
                 raw_tools: Some(raw),
                 wire: Some(Ok(intro)),
                 warnings,
+                incomplete,
                 target,
             }
         }
@@ -250,6 +280,7 @@ fn finish(
             raw_tools: None,
             wire: Some(Err(err)),
             warnings: Vec::new(),
+            incomplete: None,
             target,
         },
     }

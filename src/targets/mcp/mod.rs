@@ -17,18 +17,26 @@
 //! Decisions worth knowing:
 //! * Pagination guard: a cursor the server already sent, or more than [`Options::max_pages`] pages,
 //!   stops the listing; the result is `Ok` with the tools gathered so far and a warning saying the
-//!   list is incomplete and why. A timeout while paging is an error.
+//!   list is incomplete and why. A timeout while paging is an error. Pages that add up to more
+//!   than [`Options::max_list_bytes`] also stop it, and that is an error to report
+//!   ([`Introspection::incomplete`]), with the tools of the pages before kept.
+//! * Bounded memory: one message is at most [`Options::max_message_bytes`]; a stdio server's
+//!   stdout is read at most a few messages ahead, and our writes to its stdin go through a
+//!   bounded queue on a thread of their own, so a server that does not read (or floods us with
+//!   requests) runs into the deadline instead of blocking it.
 //! * A 401 (or a 403 with `WWW-Authenticate`) is not a crash: it is
 //!   [`WireError::AuthRequired`], carrying the observed [`AuthPosture`] (challenge, OAuth
 //!   protected-resource metadata). Use [`WireError::auth_posture`] to read it.
 //! * Secrets: header values and env values are never put in a message or a `Debug` output. URLs are
 //!   shown without user-info and without their query string; command arguments that are URLs with
 //!   user-info have it masked.
-//! * Ctrl-C: stdio servers run in their own process group, so a terminal's SIGINT does not reach
-//!   them. A CLI should call [`kill_running_servers`] from its signal handler.
+//! * Signals: stdio servers run in their own process group, so a terminal's SIGINT does not reach
+//!   them. A CLI calls [`procs::guard`] once: SIGINT, SIGTERM and SIGHUP then end every server
+//!   (and the processes that left its group) before mcprisk dies of the signal.
 
 mod http;
 mod lines;
+pub mod procs;
 mod session;
 mod sse;
 mod stdio;
@@ -60,6 +68,9 @@ pub struct Introspection {
     /// Things that did not stop the scan but matter, e.g. skipped non-JSON stdout lines or an
     /// incomplete tool list.
     pub warnings: Vec<String>,
+    /// Set when the tool list is incomplete because it passed [`Options::max_list_bytes`]: an
+    /// error to report, with the tools read before it kept in `tools`.
+    pub incomplete: Option<String>,
 }
 
 /// How a server was reached.
@@ -164,6 +175,9 @@ pub struct Options {
     pub max_pages: usize,
     /// Largest single message (stdout line, HTTP body, SSE event) accepted (default 32 MiB).
     pub max_message_bytes: usize,
+    /// Largest whole tool list, all `tools/list` pages together (default 64 MiB). The page that
+    /// would pass it is not kept; listing stops there and the introspection is `incomplete`.
+    pub max_list_bytes: usize,
     /// Between SIGTERM and SIGKILL when ending a stdio server's process group (default 500 ms).
     pub kill_grace: Duration,
     pub client_name: String,
@@ -178,6 +192,7 @@ impl Default for Options {
             request_timeout: Duration::from_secs(10),
             max_pages: 1000,
             max_message_bytes: 32 << 20,
+            max_list_bytes: 64 << 20,
             kill_grace: Duration::from_millis(500),
             client_name: "mcprisk".to_string(),
             client_version: env!("CARGO_PKG_VERSION").to_string(),
