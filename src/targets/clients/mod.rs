@@ -73,7 +73,8 @@ pub enum Launch {
 }
 
 impl Launch {
-    /// The command line or URL for people, without env or header values.
+    /// The command line or URL for people, without env or header values, and with secret
+    /// arguments and URL user-info masked ([`super::redact`]).
     pub fn display(&self) -> String {
         match self {
             Launch::Stdio {
@@ -83,10 +84,10 @@ impl Launch {
                 for (k, _) in env {
                     s.push_str(&format!("{k}=<redacted> "));
                 }
-                s.push_str(&shell_quote(command));
-                for a in args {
+                s.push_str(&shell_quote(&super::redact::arg(command)));
+                for a in super::redact::args(args) {
                     s.push(' ');
-                    s.push_str(&shell_quote(a));
+                    s.push_str(&shell_quote(&a));
                 }
                 s
             }

@@ -28,8 +28,8 @@
 //!   [`WireError::AuthRequired`], carrying the observed [`AuthPosture`] (challenge, OAuth
 //!   protected-resource metadata). Use [`WireError::auth_posture`] to read it.
 //! * Secrets: header values and env values are never put in a message or a `Debug` output. URLs are
-//!   shown without user-info and without their query string; command arguments that are URLs with
-//!   user-info have it masked.
+//!   shown without user-info and without their query string; command arguments are shown with
+//!   secret values and URL user-info masked ([`crate::targets::redact`]).
 //! * Signals: stdio servers run in their own process group, so a terminal's SIGINT does not reach
 //!   them. A CLI calls [`procs::guard`] once: SIGINT, SIGTERM and SIGHUP then end every server
 //!   (and the processes that left its group) before mcprisk dies of the signal.
@@ -145,10 +145,7 @@ impl fmt::Debug for StdioCommand {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("StdioCommand")
             .field("program", &self.program)
-            .field(
-                "args",
-                &self.args.iter().map(|a| redact_arg(a)).collect::<Vec<_>>(),
-            )
+            .field("args", &crate::targets::redact::args(&self.args))
             .field(
                 "env",
                 &self
@@ -536,18 +533,6 @@ pub(crate) fn redact_url(raw: &str) -> String {
     }
 }
 
-/// A command-line argument for messages: URLs with user-info get it masked.
-pub(crate) fn redact_arg(arg: &str) -> String {
-    if let Some(scheme_end) = arg.find("://") {
-        let rest = &arg[scheme_end + 3..];
-        let auth_end = rest.find('/').unwrap_or(rest.len());
-        if let Some(at) = rest[..auth_end].rfind('@') {
-            return format!("{}://***@{}", &arg[..scheme_end], &rest[at + 1..]);
-        }
-    }
-    arg.to_string()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -558,11 +543,6 @@ mod tests {
             redact_url("https://u:p@example.invalid/mcp?key=s3cret#x"),
             "https://example.invalid/mcp?…"
         );
-        assert_eq!(
-            redact_arg("postgres://user:pw@db.invalid:5432/x"),
-            "postgres://***@db.invalid:5432/x"
-        );
-        assert_eq!(redact_arg("--port=1"), "--port=1");
     }
 
     #[test]

@@ -17,8 +17,7 @@ use super::lines::{read_capped_line, Line};
 use super::procs;
 use super::session::{self, answer_server_request, classify, Channel, Incoming, Wait};
 use super::{
-    redact_arg, AuthPosture, ChannelSecurity, Introspection, Options, StdioCommand, Step,
-    Transport, WireError,
+    AuthPosture, ChannelSecurity, Introspection, Options, StdioCommand, Step, Transport, WireError,
 };
 
 /// How many stderr lines are kept for error messages, and how long each may be.
@@ -120,12 +119,12 @@ pub fn introspect_stdio(cmd: &StdioCommand, opts: &Options) -> Result<Introspect
     })
 }
 
-/// A readable name for messages: the command line, truncated, URL user-info masked.
+/// A readable name for messages: the command line, truncated, secrets masked.
 fn describe(cmd: &StdioCommand) -> String {
-    let mut s = redact_arg(&cmd.program);
-    for a in &cmd.args {
+    let mut s = crate::targets::redact::arg(&cmd.program);
+    for a in crate::targets::redact::args(&cmd.args) {
         s.push(' ');
-        s.push_str(&redact_arg(a));
+        s.push_str(&a);
     }
     if s.chars().count() > 200 {
         s = s.chars().take(199).collect::<String>() + "…";
