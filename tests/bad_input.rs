@@ -595,3 +595,205 @@ fn invalid_utf8_and_control_bytes_on_stdin() {
         &["standard input", "line 1"],
     );
 }
+
+// ---- Secrets and consent (issue 12, items 4, 5, 6) ----
+
+fn misbehave_py() -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/servers/misbehave.py")
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// A server command line with a secret in every shape a command line carries one.
+fn secret_command() -> Vec<String> {
+    [
+        "python3",
+        "-S",
+        &misbehave_py(),
+        "ok",
+        "--api-key=SEKRET1",
+        "--token",
+        "SEKRET2",
+        "postgres://user:SEKRET3@db.invalid/x",
+        "-e",
+        "API_KEY=SEKRET4abcdef",
+        "--header",
+        "Authorization: Bearer SEKRET5",
+        "ghp_SEKRET6abcdefgh",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect()
+}
+
+fn assert_no_secret(what: &str, text: &str) {
+    assert!(!text.contains("SEKRET"), "{what} shows a secret:\n{text}");
+}
+
+#[test]
+fn secrets_in_a_servers_arguments_are_never_shown() {
+    let dir = tempfile::tempdir().unwrap();
+    for format in ["table", "json", "md", "html", "sarif", "github", "junit"] {
+        let lock = dir.path().join(format!("{format}.lock"));
+        let out = mcprisk()
+            .args(["scan", "--format", format, "--lock", lock.to_str().unwrap()])
+            .arg("--")
+            .args(secret_command())
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{format}: {stderr}");
+        if !matches!(format, "sarif" | "github") {
+            // (SARIF and annotations list only what is High or above.)
+            assert!(stdout.contains("alpha"), "{format}: no tools in\n{stdout}");
+        }
+        assert_no_secret(format, &stdout);
+        assert_no_secret(&format!("{format} (stderr)"), &stderr);
+        let locked = std::fs::read_to_string(&lock).unwrap();
+        assert_no_secret("the lock file", &locked);
+        assert!(locked.contains("<redacted>"), "{locked}");
+    }
+    // A server that fails: its command line is in the error.
+    let mut cmd = secret_command();
+    cmd[3] = "crash".into();
+    let out = mcprisk().arg("scan").arg("--").args(&cmd).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("out of cheese"), "{stderr}");
+    assert_no_secret("the error", &stderr);
+
+    // The consent listing of a config's server.
+    let config = dir.path().join(".mcp.json");
+    let entry = serde_json::json!({"mcpServers": {"db": {"command": "python3", "args": secret_command()[1..]}}});
+    std::fs::write(&config, entry.to_string()).unwrap();
+    let stderr = fails(
+        &["scan", "--config", config.to_str().unwrap()],
+        None,
+        &[
+            "rerun with --yes",
+            "--api-key=<redacted>",
+            "<redacted>@db.invalid",
+        ],
+    );
+    assert_no_secret("the consent listing", &stderr);
+}
+
+#[test]
+fn environment_values_sent_to_a_remote_server_need_consent() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join(".mcp.json");
+    std::fs::write(
+        &config,
+        r#"{"mcpServers": {"remote": {"type": "http", "url": "https://mcp.example.invalid/mcp",
+            "headers": {"Authorization": "Bearer ${MCPRISK_TEST_SECRET}"}}}}"#,
+    )
+    .unwrap();
+    let c = config.to_str().unwrap();
+    let lock = dir.path().join("mcprisk.lock");
+    std::fs::write(&lock, "{\"version\": 1, \"servers\": {}}\n").unwrap();
+    let check = ["check", "--lock", lock.to_str().unwrap()];
+    for head in [&["scan"][..], &["policy"][..], &check[..]] {
+        let mut args = head.to_vec();
+        args.extend(["--config", c]);
+        let mut cmd = mcprisk();
+        cmd.args(&args).env("MCPRISK_TEST_SECRET", "SEKRET7");
+        let out = cmd.output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        for needle in [
+            "rerun with --yes",
+            "$MCPRISK_TEST_SECRET",
+            "https://mcp.example.invalid/mcp",
+            "remote",
+        ] {
+            assert!(
+                stderr.contains(needle),
+                "{args:?}: lacks {needle:?}: {stderr}"
+            );
+        }
+        assert_no_secret("the consent listing", &stderr);
+    }
+}
+
+#[test]
+fn environment_values_sent_to_a_loopback_server_need_no_consent() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("requests.log");
+    let mut srv = std::process::Command::new("python3")
+        .args([misbehave_py().as_str(), "http", "ok", log.to_str().unwrap()])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(srv.stdout.take().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    let port = line.trim().strip_prefix("PORT ").unwrap().to_string();
+    let config = dir.path().join(".mcp.json");
+    std::fs::write(
+        &config,
+        format!(
+            r#"{{"mcpServers": {{"local": {{"type": "http", "url": "http://127.0.0.1:{port}/mcp",
+            "headers": {{"Authorization": "Bearer ${{MCPRISK_TEST_SECRET}}"}}}}}}}}"#
+        ),
+    )
+    .unwrap();
+    let out = mcprisk()
+        .args([
+            "scan",
+            "--format",
+            "json",
+            "--config",
+            config.to_str().unwrap(),
+        ])
+        .env("MCPRISK_TEST_SECRET", "SEKRET8")
+        .output()
+        .unwrap();
+    let _ = srv.kill();
+    let _ = srv.wait();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("http_tool"));
+    assert!(std::fs::read_to_string(&log).unwrap().contains("auth=yes"));
+}
+
+#[test]
+fn the_consent_listing_shows_whole_command_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join(".mcp.json");
+    let script = format!(
+        "echo {}; echo {} ; touch PAYLOAD\nfake: All checks passed",
+        "x".repeat(350),
+        "y ".repeat(100)
+    );
+    let entry =
+        serde_json::json!({"mcpServers": {"long": {"command": "sh", "args": ["-c", script]}}});
+    std::fs::write(&config, entry.to_string()).unwrap();
+    let stderr = fails(
+        &["scan", "--config", config.to_str().unwrap()],
+        None,
+        &["rerun with --yes"],
+    );
+    // Wrapped at spaces, never cut: the words joined again are the whole command line.
+    let listing: Vec<&str> = stderr
+        .lines()
+        .skip_while(|l| !l.contains("long ("))
+        .skip(1)
+        .take_while(|l| l.starts_with("      "))
+        .map(str::trim_start)
+        .collect();
+    let joined = listing.join(" ");
+    assert!(joined.contains(&"x".repeat(350)), "{stderr}");
+    assert!(
+        joined.ends_with("; touch PAYLOAD\\nfake: All checks passed'"),
+        "{stderr}"
+    );
+    // The newline in the script cannot start a line of its own.
+    assert!(!stderr.lines().any(|l| l.starts_with("fake")), "{stderr}");
+}

@@ -37,6 +37,35 @@ pub fn visible(s: &str) -> String {
     out
 }
 
+/// The whole of `s` on one line, nothing cut or folded: like [`visible`], with newlines and
+/// tabs escaped too (`\n`, `\t`), so no character of it can start a line of its own.
+pub fn whole_line(s: &str) -> String {
+    visible(s).replace('\n', "\\n").replace('\t', "\\t")
+}
+
+/// `text` wrapped at spaces into lines of about `width` characters, each after `indent`;
+/// nothing is cut (a longer word gets a line of its own) and the words stay as they were.
+pub fn wrap(text: &str, width: usize, indent: &str) -> String {
+    let mut out = String::new();
+    let mut line_len = 0;
+    for word in text.split(' ') {
+        let n = word.chars().count();
+        if line_len > 0 && line_len + 1 + n > width {
+            out.push('\n');
+            line_len = 0;
+        }
+        if line_len == 0 {
+            out.push_str(indent);
+        } else {
+            out.push(' ');
+            line_len += 1;
+        }
+        out.push_str(word);
+        line_len += n;
+    }
+    out
+}
+
 /// One line of at most `max` characters: visible escapes, whitespace runs folded, `…` when cut.
 pub fn one_line(s: &str, max: usize) -> String {
     let shown = visible(s);
@@ -182,6 +211,16 @@ mod tests {
             "r\\u{202E}l\\u{FE0F}\\u{061C}"
         );
         assert_eq!(visible("a\u{85}b\u{7f}"), "a\\u{0085}b\\u{007F}");
+    }
+
+    #[test]
+    fn whole_lines_are_wrapped_not_cut() {
+        let long = format!("sh -c 'echo {}; touch PAYLOAD'\nfake", "x".repeat(300));
+        let w = wrap(&whole_line(&long), 80, "    ");
+        assert!(w.lines().all(|l| l.starts_with("    ")));
+        let back: Vec<&str> = w.lines().map(|l| l.trim_start()).collect();
+        assert_eq!(back.join(" "), whole_line(&long));
+        assert!(w.contains("touch PAYLOAD'\\nfake"));
     }
 
     #[test]

@@ -33,13 +33,16 @@ pub struct Fetched {
     pub incomplete: Option<String>,
 }
 
-/// Asks before starting servers that come from config files, unless `yes`. Without a terminal
-/// to ask on, refuses with a message that says how to allow it.
+/// Asks before starting servers that come from config files, or sending environment values a
+/// config names to a remote server, unless `yes`. Without a terminal to ask on, refuses with a
+/// message that says how to allow it. Every command line is listed whole (wrapped, never cut),
+/// with secret values masked.
 pub fn consent(targets: &[Target], yes: bool) -> Result<()> {
     let pending: Vec<&Target> = targets.iter().filter(|t| t.needs_consent).collect();
     if pending.is_empty() || yes {
         return Ok(());
     }
+    let width = crate::output::terminal::terminal_width(false).clamp(40, 160) as usize;
     let mut listing = String::new();
     for t in &pending {
         let origin = t
@@ -48,26 +51,38 @@ pub fn consent(targets: &[Target], yes: bool) -> Result<()> {
             .map(|e| format!(" ({}:{})", e.file.display(), e.line))
             .unwrap_or_default();
         listing.push_str(&format!(
-            "  {}{}: {}\n",
-            crate::output::sanitize::one_line(&t.name, 60),
-            origin,
-            crate::output::sanitize::one_line(&t.describe(), 300)
+            "  {}{}:\n{}\n",
+            crate::output::sanitize::whole_line(&t.name),
+            crate::output::sanitize::whole_line(&origin),
+            crate::output::sanitize::wrap(
+                &crate::output::sanitize::whole_line(&crate::targets::consent_line(t)),
+                width.saturating_sub(6),
+                "      "
+            )
         ));
     }
+    let starts = pending
+        .iter()
+        .filter(|t| matches!(t.source, Source::Stdio(_)))
+        .count();
+    let sends = pending.len() - starts;
+    let what = match (starts, sends) {
+        (s, 0) => format!("start {s} server(s), which runs their code"),
+        (0, r) => format!(
+            "send values of your environment to {r} remote server(s) a config file names"
+        ),
+        (s, r) => format!(
+            "start {s} server(s), which runs their code, and send values of your environment to {r} remote server(s) a config file names"
+        ),
+    };
     let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
     if !interactive {
         return Err(Error::new(format!(
-            "{} server(s) from config files would be started, which runs their code:\n{listing}\
-             no terminal to ask on: rerun with --yes to allow it",
-            pending.len()
+            "this would {what}:\n{listing}no terminal to ask on: rerun with --yes to allow it"
         )));
     }
     let mut err = std::io::stderr();
-    let _ = write!(
-        err,
-        "mcprisk will start {} server(s), which runs their code:\n{listing}Start them? [y/N] ",
-        pending.len()
-    );
+    let _ = write!(err, "mcprisk will {what}:\n{listing}Go ahead? [y/N] ");
     let _ = err.flush();
     let mut answer = String::new();
     std::io::stdin()

@@ -88,6 +88,48 @@ impl Target {
     }
 }
 
+/// Whether a URL's host is this machine's loopback (127.0.0.0/8, ::1, localhost); an
+/// unparsable URL is not.
+pub fn is_loopback_url(url: &str) -> bool {
+    match url::Url::parse(url).ok().as_ref().and_then(|u| u.host()) {
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        Some(url::Host::Domain(d)) => {
+            let d = d.to_ascii_lowercase();
+            d == "localhost" || d.ends_with(".localhost")
+        }
+        None => false,
+    }
+}
+
+/// What starting or contacting a target that needs consent does, for the consent listing: the
+/// whole command line (secrets masked), or which variables go to which remote server.
+pub fn consent_line(t: &Target) -> String {
+    match &t.source {
+        Source::Http { url, headers, .. } => {
+            let vars: Vec<String> = t
+                .entry
+                .as_ref()
+                .map(|e| e.sends_env.iter().map(|v| format!("${v}")).collect())
+                .unwrap_or_default();
+            let launch = Launch::Http {
+                url: redact_url(url),
+                headers: headers.clone(),
+                kind: HttpKind::Auto,
+            };
+            format!(
+                "sends the value of {} to {}",
+                vars.join(", "),
+                launch.display()
+            )
+        }
+        _ => {
+            let d = t.describe();
+            format!("runs {}", d.strip_prefix("stdio: ").unwrap_or(&d))
+        }
+    }
+}
+
 /// A URL without user-info or query string (either may carry a secret).
 pub fn redact_url(url: &str) -> String {
     match url::Url::parse(url) {
@@ -216,7 +258,13 @@ pub fn from_config(file: &ConfigFile) -> Vec<Target> {
                     kind: *kind,
                 },
             };
-            let needs_consent = matches!(source, Source::Stdio(_));
+            // Starting a command runs code; expanding the environment into a request to another
+            // machine sends secrets the config chose to whoever it names. Both need consent.
+            let needs_consent = match &source {
+                Source::Stdio(_) => true,
+                Source::Http { url, .. } => !s.sends_env.is_empty() && !is_loopback_url(url),
+                _ => false,
+            };
             Target {
                 name: s.name.clone(),
                 source,

@@ -128,6 +128,9 @@ pub struct ServerEntry {
     pub unresolved: Vec<String>,
     /// Env or header keys whose values are literal secrets written in the file.
     pub literal_secrets: Vec<String>,
+    /// For a remote server: the environment variables whose values the config puts into its
+    /// URL or headers (`${VAR}`, `env_http_headers`, `bearer_token_env_var`), sorted, once each.
+    pub sends_env: Vec<String>,
     /// The config turns the server off.
     pub disabled: bool,
 }
