@@ -797,3 +797,135 @@ fn the_consent_listing_shows_whole_command_lines() {
     // The newline in the script cannot start a line of its own.
     assert!(!stderr.lines().any(|l| l.starts_with("fake")), "{stderr}");
 }
+
+// ---- Hostile text in messages, and catalog add's directory (issue 12, items 9 and 11) ----
+
+/// A record file `catalog add` accepts.
+fn record_file(dir: &Path) -> PathBuf {
+    let path = dir.join("facts.yaml");
+    std::fs::write(
+        &path,
+        "id: io.github.me/test-srv\nname: Test\naliases: [testsrv]\nsummary: A test server.\npublisher: me\npackages: [{registry: npm, identifier: test-srv, version: 1.0.0}]\ntransports: [stdio]\nidentity: {level: unverified, evidence: [made for a test]}\nauth: {kinds: [none]}\n",
+    )
+    .unwrap();
+    path
+}
+
+/// Terminal escapes and other controls that must not reach a terminal raw.
+fn raw_controls(s: &str) -> Vec<char> {
+    s.chars()
+        .filter(|&c| (c.is_control() && c != '\n') || matches!(c, '\u{202a}'..='\u{202e}'))
+        .collect()
+}
+
+#[test]
+fn catalog_add_shows_a_servers_stderr_escaped() {
+    let dir = tempfile::tempdir().unwrap();
+    let rec = record_file(dir.path());
+    let out = mcprisk()
+        .args(["catalog", "add", "--record", rec.to_str().unwrap(), "--dir"])
+        .arg(dir.path().join("servers"))
+        .args(["--", "python3", "-S", &misbehave_py(), "hostile_stderr"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert_eq!(raw_controls(&stderr), vec![], "{stderr:?}");
+    assert!(stderr.contains("\\u{001B}]0;PWNED"), "{stderr}");
+    // The fake line stays inside the stderr excerpt, not a line of its own.
+    assert!(
+        !stderr.lines().any(|l| l.starts_with("All checks passed")),
+        "{stderr}"
+    );
+    assert!(!dir.path().join("servers").exists());
+}
+
+#[test]
+fn config_file_errors_show_the_files_text_escaped_and_capped() {
+    let dir = tempfile::tempdir().unwrap();
+    let toml = dir.path().join("config.toml");
+    std::fs::write(
+        &toml,
+        "[mcp_servers.x]\ncommand = \"a\u{1b}]0;PWNED\u{7}\u{1b}[2J\" junk\n",
+    )
+    .unwrap();
+    let stderr = fails(
+        &["scan", "--config", toml.to_str().unwrap()],
+        None,
+        &["config.toml", "invalid TOML", "line 2"],
+    );
+    assert_eq!(raw_controls(&stderr), vec![], "{stderr:?}");
+    assert!(stderr.contains("\\u{001B}]0;PWNED"), "{stderr}");
+
+    let deep = dir.path().join("deep.toml");
+    std::fs::write(
+        &deep,
+        format!("a = {}{}\n", "[".repeat(300_000), "]".repeat(300_000)),
+    )
+    .unwrap();
+    let stderr = fails(
+        &["scan", "--config", deep.to_str().unwrap()],
+        None,
+        &["deep.toml", "invalid TOML"],
+    );
+    assert!(stderr.len() < 4000, "{} bytes of message", stderr.len());
+
+    let json = dir.path().join(".mcp.json");
+    std::fs::write(
+        &json,
+        format!(
+            "{{\"mcpServers\": {{\"x\u{1b}[2J\": {} }}",
+            "[".repeat(200_000)
+        ),
+    )
+    .unwrap();
+    let stderr = fails(
+        &["scan", "--config", json.to_str().unwrap()],
+        None,
+        &[".mcp.json", "invalid JSON"],
+    );
+    assert_eq!(raw_controls(&stderr), vec![], "{stderr:?}");
+    assert!(stderr.len() < 4000, "{} bytes of message", stderr.len());
+}
+
+#[test]
+fn catalog_add_does_not_write_through_a_symlink_in_its_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let rec = record_file(dir.path());
+    let servers = dir.path().join("servers");
+    std::fs::create_dir(&servers).unwrap();
+    let outside = dir.path().join("outside.txt");
+    // A dangling link where the record would go, pointing out of the directory.
+    std::os::unix::fs::symlink(&outside, servers.join("io.github.me--test-srv.yaml")).unwrap();
+    let tools =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/labels/tools/server-memory.json");
+    let add = |force: bool| {
+        let mut cmd = mcprisk();
+        cmd.args(["catalog", "add", "--record", rec.to_str().unwrap(), "--dir"])
+            .arg(&servers)
+            .arg("--tools")
+            .arg(&tools);
+        if force {
+            cmd.arg("--force");
+        }
+        cmd.output().unwrap()
+    };
+    let out = add(false);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("symbolic link"), "{stderr}");
+    assert!(!outside.exists(), "wrote through the link");
+    // Even with --force, the record is written in the directory, never through the link.
+    let out = add(true);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(!outside.exists(), "wrote through the link with --force");
+    let written = servers.join("io.github.me--test-srv.yaml");
+    assert!(!std::fs::symlink_metadata(&written)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert!(std::fs::read_to_string(&written)
+        .unwrap()
+        .contains("fingerprint: sha256:"));
+}

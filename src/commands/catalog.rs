@@ -184,11 +184,22 @@ fn add(args: &AddArgs) -> Result<u8> {
     let mut record = parse_record(Path::new(&args.record))?;
     let name = file_name_for(&record.id)?;
     let dest = Path::new(&args.dir).join(&name);
-    if dest.exists() && !args.force {
-        return Err(Error::new(format!(
-            "{}: exists; pass --force to replace it",
-            dest.display()
-        )));
+    // symlink_metadata, not exists(): a dangling link planted in the directory "does not exist"
+    // but would be written through, to wherever it points.
+    match std::fs::symlink_metadata(&dest) {
+        Ok(m) if m.file_type().is_symlink() && !args.force => {
+            return Err(Error::new(format!(
+                "{}: is a symbolic link; not writing through it (--force replaces the link with the record)",
+                dest.display()
+            )))
+        }
+        Ok(_) if !args.force => {
+            return Err(Error::new(format!(
+                "{}: exists; pass --force to replace it",
+                dest.display()
+            )))
+        }
+        _ => {}
     }
     let mut target = args.target.clone();
     target.name = Some(record.id.clone());
@@ -251,9 +262,8 @@ fn add(args: &AddArgs) -> Result<u8> {
         ));
     }
     std::fs::create_dir_all(&args.dir).map_err(|e| Error::new(format!("{}: {e}", args.dir)))?;
-    emit(Some(dest.to_str().unwrap_or(&name)), |w| {
-        w.write_all(text.as_bytes()).map_err(io_err)
-    })?;
+    // The record is written in the directory: a link there is replaced, never followed.
+    crate::output::replace_file(&dest, |w| w.write_all(text.as_bytes()).map_err(io_err))?;
     if !args.quiet {
         eprintln!("mcprisk: wrote {}", dest.display());
     }

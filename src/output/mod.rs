@@ -38,6 +38,12 @@ pub fn emit(path: Option<&str>, write: impl FnOnce(&mut dyn Write) -> Result<()>
     }
 }
 
+/// Writes the file at `path` atomically without following a symbolic link there: a link is
+/// replaced by the file, so the content lands in the directory `path` names and nowhere else.
+pub fn replace_file(path: &Path, write: impl FnOnce(&mut dyn Write) -> Result<()>) -> Result<()> {
+    write_atomically(&path.display().to_string(), path, write)
+}
+
 /// The file a path names once symbolic links are followed, so a link to a report stays a link
 /// and the file it points to gets the new content. A dangling link names its would-be target.
 fn follow_symlinks(path: &Path) -> PathBuf {

@@ -66,6 +66,39 @@ pub fn wrap(text: &str, width: usize, indent: &str) -> String {
     out
 }
 
+/// File- or server-provided text for a message: [`visible`] escapes, at most `max_lines` lines
+/// of at most `max_chars` characters each, and a note of what was left out.
+pub fn excerpt(s: &str, max_chars: usize, max_lines: usize) -> String {
+    let mut out = String::new();
+    let total = s.lines().count();
+    for (i, line) in s.lines().enumerate() {
+        if i == max_lines {
+            out.push_str(&format!("\n… ({} more lines)", total - max_lines));
+            break;
+        }
+        if i > 0 {
+            out.push('\n');
+        }
+        let shown = visible(line);
+        let n = shown.chars().count();
+        if n > max_chars {
+            out.extend(shown.chars().take(max_chars));
+            out.push_str(&format!("… ({} more characters)", n - max_chars));
+        } else {
+            out.push_str(&shown);
+        }
+    }
+    out
+}
+
+/// An error message as it may reach a terminal: every control and invisible character escaped
+/// (newlines kept, as the message's own), and no line longer than 64 Ki characters. The
+/// messages' parts from files and servers are capped where they are made; this is the last
+/// guard, for all of them.
+pub fn message(s: &str) -> String {
+    excerpt(s, 64 * 1024, usize::MAX)
+}
+
 /// One line of at most `max` characters: visible escapes, whitespace runs folded, `…` when cut.
 pub fn one_line(s: &str, max: usize) -> String {
     let shown = visible(s);
@@ -211,6 +244,14 @@ mod tests {
             "r\\u{202E}l\\u{FE0F}\\u{061C}"
         );
         assert_eq!(visible("a\u{85}b\u{7f}"), "a\\u{0085}b\\u{007F}");
+    }
+
+    #[test]
+    fn excerpts_escape_and_cap() {
+        let e = excerpt("a\u{1b}]0;x\u{7}\n{}\nc\nd", 4, 2);
+        assert_eq!(e, "a\\u{001B}]… (14 more characters)\n{}\n… (2 more lines)");
+        let long = "[".repeat(100_000);
+        assert!(message(&long).len() < 70_000);
     }
 
     #[test]

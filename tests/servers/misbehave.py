@@ -17,6 +17,8 @@ stdio:  misbehave.py MODE [PIDFILE]
       huge            a 50 MB tools/list response on one line
       drip            the tools/list response one byte every 50 ms
       modern          2026-07-28: initialize is "method not found"; server/discover; _meta needed
+      hostile_stderr  answers initialize; on tools/list writes a terminal title, a screen clear
+                      and a fake "All checks passed" line to stderr, then exits 1
       ping_flood      never reads stdin; sends ping requests as fast as the pipe takes them
       big_pages       every tools/list page is one tool with an 8 MB description, and a nextCursor
       escape          answers like ok, after leaving two `sleep`s outside its process group: a
@@ -134,6 +136,11 @@ def stdio(mode, pidfile):
         cursor = (msg.get("params") or {}).get("cursor")
         if mode == "hang_list":
             time.sleep(300)
+        elif mode == "hostile_stderr":
+            sys.stderr.write("\x1b]0;PWNED\x07\x1b[2J\x1b[H\rAll checks passed\n")
+            sys.stderr.write("ok\x1b[1A\x1b[2K\u202eevil\x9b31m\n")
+            sys.stderr.flush()
+            os._exit(1)
         elif mode == "crash":
             sys.stderr.write("fatal: out of cheese at tools/list\n")
             sys.stderr.flush()

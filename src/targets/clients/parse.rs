@@ -53,12 +53,22 @@ pub fn parse_text(path: &Path, text: &str, lookup: &dyn Lookup) -> Result<Config
     let shown = path.display().to_string();
     let is_toml = path.extension().is_some_and(|e| e == "toml");
     let doc: Value = if is_toml {
-        let t: toml::Value = toml::from_str(text)
-            .map_err(|e| Error::new(format!("{shown}: invalid TOML: {}", e.to_string().trim())))?;
+        let t: toml::Value = toml::from_str(text).map_err(|e| {
+            // The message quotes the offending line, which is the file's text.
+            Error::new(format!(
+                "{shown}: invalid TOML: {}",
+                crate::output::sanitize::excerpt(e.to_string().trim(), 300, 8)
+            ))
+        })?;
         serde_json::to_value(t).map_err(|e| Error::new(format!("{shown}: {e}")))?
     } else {
         let v: Option<Value> = jsonc_parser::parse_to_serde_value(text, &Default::default())
-            .map_err(|e| Error::new(format!("{shown}: invalid JSON: {e}")))?;
+            .map_err(|e| {
+                Error::new(format!(
+                    "{shown}: invalid JSON: {}",
+                    crate::output::sanitize::excerpt(&e.to_string(), 300, 8)
+                ))
+            })?;
         v.unwrap_or(Value::Null)
     };
     let Value::Object(root) = doc else {

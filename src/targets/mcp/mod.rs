@@ -46,6 +46,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use crate::output::sanitize::whole_line;
 pub use http::introspect_http;
 pub use stdio::{introspect_stdio, kill_running_servers};
 
@@ -379,7 +380,8 @@ fn write_stderr(f: &mut fmt::Formatter<'_>, stderr: &[String]) -> fmt::Result {
     }
     write!(f, "; last lines of its stderr:")?;
     for l in stderr {
-        write!(f, "\n    {l}")?;
+        // Server output: escaped, so it cannot set a title, clear the screen or fake a line.
+        write!(f, "\n    {}", whole_line(l))?;
     }
     Ok(())
 }
@@ -436,7 +438,8 @@ impl fmt::Display for WireError {
                 message,
             } => write!(
                 f,
-                "{server}: {step} failed: the server answered JSON-RPC error {code}: {message}"
+                "{server}: {step} failed: the server answered JSON-RPC error {code}: {}",
+                whole_line(message)
             ),
             WireError::Protocol {
                 server,
@@ -444,7 +447,11 @@ impl fmt::Display for WireError {
                 detail,
                 stderr,
             } => {
-                write!(f, "{server}: {step}: unexpected answer: {detail}")?;
+                write!(
+                    f,
+                    "{server}: {step}: unexpected answer: {}",
+                    whole_line(detail)
+                )?;
                 write_stderr(f, stderr)
             }
             WireError::Http {
@@ -452,12 +459,16 @@ impl fmt::Display for WireError {
                 step,
                 status,
                 detail,
-            } => write!(f, "{server}: {step}: HTTP status {status}{detail}"),
+            } => write!(
+                f,
+                "{server}: {step}: HTTP status {status}{}",
+                whole_line(detail)
+            ),
             WireError::Network {
                 server,
                 step,
                 detail,
-            } => write!(f, "{server}: {step}: {detail}"),
+            } => write!(f, "{server}: {step}: {}", whole_line(detail)),
             WireError::NoTransport {
                 server,
                 streamable,

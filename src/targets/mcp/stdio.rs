@@ -126,6 +126,7 @@ fn describe(cmd: &StdioCommand) -> String {
         s.push(' ');
         s.push_str(&a);
     }
+    let mut s = crate::output::sanitize::whole_line(&s);
     if s.chars().count() > 200 {
         s = s.chars().take(199).collect::<String>() + "…";
     }
