@@ -929,3 +929,66 @@ fn catalog_add_does_not_write_through_a_symlink_in_its_directory() {
         .unwrap()
         .contains("fingerprint: sha256:"));
 }
+
+// ---- The lock file and failed servers (issue 12, item 10) ----
+
+#[test]
+fn a_failed_scan_keeps_the_servers_lock_entry() {
+    let dir = tempfile::tempdir().unwrap();
+    let tools = dir.path().join("weather-tools.json");
+    std::fs::write(
+        &tools,
+        r#"[{"name": "get_weather", "description": "Get the weather.", "inputSchema": {"type": "object"}}]"#,
+    )
+    .unwrap();
+    let mutable = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/servers/mutable.py");
+    let cfg = dir.path().join(".mcp.json");
+    std::fs::write(
+        &cfg,
+        serde_json::json!({"mcpServers": {
+            "weather": {"command": "python3", "args": [mutable, tools]},
+        }})
+        .to_string(),
+    )
+    .unwrap();
+    let lock = dir.path().join("mcprisk.lock");
+    let scan = |extra_cfg: Option<&Path>| {
+        let mut cmd = mcprisk();
+        cmd.args(["scan", "--yes", "--format", "json", "--lock"])
+            .arg(&lock)
+            .arg("--config")
+            .arg(&cfg);
+        if let Some(c) = extra_cfg {
+            cmd.arg("--config").arg(c);
+        }
+        cmd.output().unwrap()
+    };
+    let out = scan(None);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let locked = std::fs::read_to_string(&lock).unwrap();
+    assert!(locked.contains("get_weather"), "{locked}");
+
+    // The server now fails (its tool list is gone), and a new server fails too.
+    std::fs::remove_file(&tools).unwrap();
+    let other = dir.path().join("other.json");
+    std::fs::write(
+        &other,
+        serde_json::json!({"mcpServers": {"broken": {"command": "/nonexistent/server"}}})
+            .to_string(),
+    )
+    .unwrap();
+    let out = scan(Some(&other));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("is kept as it was"), "{stderr}");
+    assert_eq!(
+        std::fs::read_to_string(&lock).unwrap(),
+        locked,
+        "the lock entry of a server that failed was overwritten"
+    );
+}
