@@ -992,3 +992,137 @@ fn a_failed_scan_keeps_the_servers_lock_entry() {
         "the lock entry of a server that failed was overwritten"
     );
 }
+
+// ---- Hostile characters in JSON, policies and Markdown; a closed pipe (issue 12, item 13) ----
+
+/// A tool list with C1 controls, bidi overrides and invisible characters in names, descriptions
+/// and schemas, and text GitHub would autolink.
+fn hostile_chars_list(dir: &Path) -> PathBuf {
+    let path = dir.join("hostile-chars.json");
+    let doc = serde_json::json!({"tools": [
+        {"name": "get_x\u{9b}31m\u{202e}evil", "description": "Reads \u{202e}txt.exe \u{85} \u{200b}. See www.evil.example or WWW.x.y; mail admin@evil.example, ping @octocat.",
+         "inputSchema": {"type": "object", "properties": {"q\u{202e}": {"type": "string", "description": "x\u{9b}y"}}}},
+        {"name": "delete_\u{202e}all", "description": "Deletes everything.", "inputSchema": {"type": "object"}},
+        {"name": "get_www.evil.example_admin@evil.example", "title": "See WWW.evil.example, ping @octocat",
+         "description": "Gets a page.", "inputSchema": {"type": "object"}},
+        {"name": "run_\u{2066}command", "description": "Runs a shell command.",
+         "inputSchema": {"type": "object", "properties": {"method": {"type": "string", "enum": ["GET", "DEL\u{202e}ETE"]}, "command": {"type": "string"}}}}
+    ]});
+    std::fs::write(&path, doc.to_string()).unwrap();
+    path
+}
+
+/// Characters that must be escaped in every document mcprisk writes.
+fn hidden_in(s: &str) -> Vec<char> {
+    s.chars()
+        .filter(|&c| {
+            (c.is_control() && c != '\n')
+                || matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+        })
+        .collect()
+}
+
+#[test]
+fn json_and_policies_escape_controls_and_bidi_characters() {
+    let dir = tempfile::tempdir().unwrap();
+    let list = hostile_chars_list(dir.path());
+    let l = list.to_str().unwrap();
+    let lock = dir.path().join("mcprisk.lock");
+    let runs: Vec<Vec<&str>> = vec![
+        vec![
+            "scan",
+            "--format",
+            "json",
+            "--tools",
+            l,
+            "--lock",
+            lock.to_str().unwrap(),
+        ],
+        vec!["policy", "--tools", l],
+        vec!["policy", "--flavor", "claude-code", "--tools", l],
+        vec!["policy", "--flavor", "intercept", "--tools", l],
+        vec!["policy", "--flavor", "agentgateway", "--tools", l],
+    ];
+    for args in runs {
+        let out = mcprisk().args(&args).output().unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(hidden_in(&stdout), vec![], "{args:?}:\n{stdout}");
+        // Escaped, not dropped: the documents still name the tools the server sent.
+        let back: Value = if args.contains(&"intercept") || args.contains(&"agentgateway") {
+            serde_saphyr::from_str(&stdout).unwrap()
+        } else {
+            serde_json::from_str(&stdout).unwrap()
+        };
+        if args[0] == "scan" {
+            assert_eq!(
+                back["servers"][0]["tools"][0]["name"],
+                "get_x\u{9b}31m\u{202e}evil"
+            );
+        }
+        if args.contains(&"intercept") || args == ["policy", "--tools", l] {
+            assert!(back.to_string().contains("delete_\u{202e}all"), "{back}");
+        }
+    }
+    let locked = std::fs::read_to_string(&lock).unwrap();
+    assert_eq!(hidden_in(&locked), vec![], "{locked}");
+}
+
+#[test]
+fn markdown_has_no_autolinks_or_mentions() {
+    let dir = tempfile::tempdir().unwrap();
+    let list = hostile_chars_list(dir.path());
+    let out = mcprisk()
+        .args(["scan", "--format", "md", "--tools", list.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let full = String::from_utf8(out.stdout).unwrap();
+    // Outside fenced code blocks (where nothing is linked).
+    let md: String = full
+        .split("\n```")
+        .step_by(2)
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(md.contains("evil.example"), "{md}");
+    assert!(!md.to_ascii_lowercase().contains("www."), "{md}");
+    for (i, _) in md.match_indices('@') {
+        assert!(
+            md[i..].starts_with("@<sub></sub>"),
+            "a bare @ in: {}",
+            &md[i.saturating_sub(20)..]
+        );
+    }
+}
+
+#[test]
+fn a_closed_stdout_ends_quietly() {
+    let big =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/heldout/tools/mcp-atlassian.json");
+    for format in ["json", "md", "table"] {
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_mcprisk"))
+            .args(["scan", "--format", format, "--tools"])
+            .arg(&big)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Like `| head -1`: read one line, then close the pipe.
+        let mut first = String::new();
+        std::io::BufRead::read_line(
+            &mut std::io::BufReader::new(child.stdout.take().unwrap()),
+            &mut first,
+        )
+        .unwrap();
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!first.is_empty());
+        assert_eq!(out.status.code(), Some(0), "{format}: {stderr}");
+        assert!(stderr.is_empty(), "{format}: {stderr}");
+    }
+}

@@ -184,8 +184,8 @@ pub fn assess_targets(
         let f = &fetched[0];
         match (&f.raw_tools, &f.list) {
             (Some(raw), _) => emit(Some(path), |out| {
-                serde_json::to_writer_pretty(&mut *out, &serde_json::json!({ "tools": raw }))
-                    .map_err(|e| io_err(e.into()))?;
+                crate::output::inert::json_pretty(&mut *out, &serde_json::json!({ "tools": raw }))
+                    .map_err(io_err)?;
                 writeln!(out).map_err(io_err)
             })?,
             (None, Ok(_)) => {

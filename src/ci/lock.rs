@@ -156,7 +156,7 @@ impl Lock {
 
     /// The file's text: pretty JSON, keys sorted, a final newline.
     pub fn to_text(&self) -> String {
-        let mut s = serde_json::to_string_pretty(self).unwrap_or_default();
+        let mut s = crate::output::inert::json_pretty_string(self);
         s.push('\n');
         s
     }

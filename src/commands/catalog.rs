@@ -93,7 +93,7 @@ pub fn run(cmd: CatalogCommand) -> Result<u8> {
                     timeout: std::time::Duration::from_secs_f64(args.timeout),
                 })?;
             if !args.quiet {
-                print!("{report}");
+                emit(None, |w| write!(w, "{report}").map_err(io_err))?;
             }
             Ok(0)
         }
@@ -134,7 +134,7 @@ fn print_entries(
                     o
                 })
                 .collect();
-            serde_json::to_writer_pretty(&mut *w, &v).map_err(|e| io_err(e.into()))?;
+            crate::output::inert::json_pretty(&mut *w, &v).map_err(io_err)?;
             writeln!(w).map_err(io_err)
         }
         RulesFormat::Table => {
@@ -167,7 +167,9 @@ fn run_lint(dirs: &[String]) -> Result<u8> {
     };
     let Lint { records, problems } = lint::lint(&dirs)?;
     if problems.is_empty() {
-        println!("{records} records, no problems");
+        emit(None, |w| {
+            writeln!(w, "{records} records, no problems").map_err(io_err)
+        })?;
         Ok(0)
     } else {
         for p in &problems {

@@ -79,13 +79,13 @@ pub fn excerpt(s: &str, max_chars: usize, max_lines: usize) -> String {
         if i > 0 {
             out.push('\n');
         }
-        let shown = visible(line);
-        let n = shown.chars().count();
+        let n = line.chars().count();
         if n > max_chars {
-            out.extend(shown.chars().take(max_chars));
+            let head: String = line.chars().take(max_chars).collect();
+            out.push_str(&visible(&head));
             out.push_str(&format!("… ({} more characters)", n - max_chars));
         } else {
-            out.push_str(&shown);
+            out.push_str(&visible(line));
         }
     }
     out
@@ -125,6 +125,8 @@ pub fn one_line(s: &str, max: usize) -> String {
 /// line): the characters that start links, images, emphasis, code spans, strikethrough, math
 /// and URL autolinks, or split a table cell, are backslash-escaped, `<` `>` `&` become entities
 /// (no raw HTML, no entity tricks), and line breaks become spaces (a row stays one line).
+/// GitHub's extended autolinks are stopped too: the dot of `www.` is escaped, and `@` (e-mail
+/// addresses, `@mentions`) is followed by an empty `<sub></sub>`, the only markup added.
 pub fn markdown(s: &str) -> String {
     let shown = visible(s);
     let mut out = String::with_capacity(shown.len() + 8);
@@ -138,6 +140,13 @@ pub fn markdown(s: &str) -> String {
                 out.push('\\');
                 out.push(c);
             }
+            // GitHub links `www.x.y` by itself: an escaped dot is not "www.".
+            '.' if out.len() >= 3 && out[out.len() - 3..].eq_ignore_ascii_case("www") => {
+                out.push_str("\\.");
+            }
+            // GitHub links `a@b.c` (and mentions `@user`) after every escape has been undone,
+            // so only markup between `@` and what follows stops it: an empty <sub> shows nothing.
+            '@' => out.push_str("@<sub></sub>"),
             c => out.push(c),
         }
     }
@@ -249,7 +258,7 @@ mod tests {
     #[test]
     fn excerpts_escape_and_cap() {
         let e = excerpt("a\u{1b}]0;x\u{7}\n{}\nc\nd", 4, 2);
-        assert_eq!(e, "a\\u{001B}]… (14 more characters)\n{}\n… (2 more lines)");
+        assert_eq!(e, "a\\u{001B}]0… (3 more characters)\n{}\n… (2 more lines)");
         let long = "[".repeat(100_000);
         assert!(message(&long).len() < 70_000);
     }
@@ -282,6 +291,17 @@ mod tests {
         assert!(s.contains("\\|"));
         assert!(s.contains("\\`c\\`"));
         assert!(s.contains("\\$m\\$"));
+        // No extended autolinks: www., e-mail addresses, mentions.
+        let s = markdown("see www.evil.example or WWW.x.y, mail a@b.co, ping @octocat");
+        assert!(!s.to_ascii_lowercase().contains("www."), "{s}");
+        assert!(
+            s.contains("www\\.evil.example") && s.contains("WWW\\.x.y"),
+            "{s}"
+        );
+        assert!(
+            s.contains("a@<sub></sub>b.co") && s.contains("@<sub></sub>octocat"),
+            "{s}"
+        );
         // A backslash before a pipe cannot unescape it: both are escaped.
         assert_eq!(markdown("a\\|b"), "a\\\\\\|b");
     }
