@@ -162,9 +162,14 @@ pub struct TargetArgs {
     /// Connect to a remote server (streamable HTTP, falling back to HTTP+SSE).
     #[arg(long, value_name = "URL")]
     pub url: Vec<String>,
-    /// A header for every --url, 'Name: value' (values are never printed).
+    /// A header for every --url, 'Name: value' (values are never printed, but a command line
+    /// is visible to other users in `ps`: pass tokens with --header-env).
     #[arg(long = "header", value_name = "'K: V'")]
     pub headers: Vec<String>,
+    /// A header for every --url whose value is the environment variable VAR, e.g.
+    /// --header-env Authorization=MCP_AUTH with MCP_AUTH='Bearer ...' (never printed).
+    #[arg(long = "header-env", value_name = "NAME=VAR")]
+    pub header_env: Vec<String>,
     /// Every server an MCP client config declares (Claude Desktop, Claude Code, Cursor, VS Code,
     /// Windsurf, Gemini CLI, Codex).
     #[arg(long, value_name = "FILE")]

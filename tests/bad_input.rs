@@ -1126,3 +1126,64 @@ fn a_closed_stdout_ends_quietly() {
         assert!(stderr.is_empty(), "{format}: {stderr}");
     }
 }
+
+// ---- Tokens out of the command line (issue 12, item 13) ----
+
+#[test]
+fn header_env_sends_a_token_that_is_not_on_the_command_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("requests.log");
+    let mut srv = std::process::Command::new("python3")
+        .args([misbehave_py().as_str(), "http", "ok", log.to_str().unwrap()])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(srv.stdout.take().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    let url = format!(
+        "http://127.0.0.1:{}/mcp",
+        line.trim().strip_prefix("PORT ").unwrap()
+    );
+    let out = mcprisk()
+        .args(["scan", "--format", "json", "--url", &url])
+        .args(["--header-env", "Authorization=MCPRISK_TEST_AUTH"])
+        .env("MCPRISK_TEST_AUTH", "Bearer SEKRET9")
+        .output()
+        .unwrap();
+    let missing = mcprisk()
+        .args([
+            "scan",
+            "--url",
+            &url,
+            "--header-env",
+            "Authorization=MCPRISK_UNSET_VAR",
+        ])
+        .env_remove("MCPRISK_UNSET_VAR")
+        .output()
+        .unwrap();
+    let _ = srv.kill();
+    let _ = srv.wait();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stdout.contains("http_tool"), "{stdout}");
+    assert_no_secret("the report", &stdout);
+    assert_no_secret("stderr", &stderr);
+    let doc: Value = serde_json::from_str(&stdout).unwrap();
+    assert!(
+        doc["servers"][0]["auth"]
+            .to_string()
+            .contains("Authorization"),
+        "{doc}"
+    );
+    assert!(std::fs::read_to_string(&log).unwrap().contains("auth=yes"));
+    let stderr = String::from_utf8_lossy(&missing.stderr);
+    assert_eq!(missing.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("MCPRISK_UNSET_VAR is not set"), "{stderr}");
+}

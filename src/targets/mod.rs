@@ -179,6 +179,34 @@ pub fn parse_header(h: &str) -> Result<(String, clients::Secret)> {
     Ok((k.to_string(), clients::Secret::new(v.trim())))
 }
 
+/// Parses `--header-env NAME=VAR`: the header NAME with the value of the environment variable
+/// VAR (read through `env`). The value is never shown; a variable that is unset or empty is an
+/// error that names it.
+pub fn header_from_env(
+    spec: &str,
+    env: impl Fn(&str) -> Option<String>,
+) -> Result<(String, clients::Secret)> {
+    let (name, var) = spec.split_once('=').ok_or_else(|| {
+        Error::new(format!(
+            "--header-env {spec:?}: takes NAME=VAR, e.g. Authorization=MCP_AUTH"
+        ))
+    })?;
+    let (name, var) = (name.trim(), var.trim());
+    let (name, _) = parse_header(&format!("{name}: x"))
+        .map_err(|_| Error::new(format!("--header-env: {name:?} is not a valid header name")))?;
+    if var.is_empty() {
+        return Err(Error::new(format!(
+            "--header-env {name}=: name the environment variable that holds the value"
+        )));
+    }
+    match env(var) {
+        Some(v) if !v.trim().is_empty() => Ok((name, clients::Secret::new(v.trim()))),
+        _ => Err(Error::new(format!(
+            "--header-env {name}={var}: the environment variable {var} is not set (or is empty)"
+        ))),
+    }
+}
+
 /// A stdio target from a command line given on the command line (consent is implied).
 pub fn stdio(words: Vec<String>, name: Option<&str>) -> Target {
     let program = words[0].clone();
@@ -320,5 +348,14 @@ mod tests {
             "https://h.example/mcp?<redacted>"
         );
         assert!(split_command("a 'b").is_err());
+        let env = |v: &str| (v == "TOK").then(|| "Bearer s3cret".to_string());
+        let (k, v) = header_from_env("Authorization=TOK", env).unwrap();
+        assert_eq!((k.as_str(), v.expose()), ("Authorization", "Bearer s3cret"));
+        let e = header_from_env("Authorization=NOPE", env)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("NOPE is not set"), "{e}");
+        assert!(header_from_env("Authorization", env).is_err());
+        assert!(header_from_env("Bad Name=TOK", env).is_err());
     }
 }

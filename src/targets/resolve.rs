@@ -25,14 +25,17 @@ pub fn from_args(t: &TargetArgs, quiet: bool) -> Result<Vec<Target>> {
     if !t.command.is_empty() {
         targets.push(stdio(t.command.clone(), None));
     }
-    let headers = t
+    let mut headers = t
         .headers
         .iter()
         .map(|h| parse_header(h))
         .collect::<Result<Vec<_>>>()?;
+    for spec in &t.header_env {
+        headers.push(super::header_from_env(spec, |v| std::env::var(v).ok())?);
+    }
     if !headers.is_empty() && t.url.is_empty() {
         return Err(Error::new(
-            "--header applies to --url servers; none was given",
+            "--header and --header-env apply to --url servers; none was given",
         ));
     }
     for url in &t.url {
