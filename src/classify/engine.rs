@@ -7,6 +7,7 @@
 use super::cond::{IdSet, C};
 use super::features::Features;
 use super::lexicon::{role, Lexicon, NONE};
+use super::model::{self, Model, Prediction, RuleSignals};
 use super::phrases::{scope, PhraseHit, PhraseIndex};
 use super::prefilter::{members, Prefilter, RuleSet, Slot};
 use super::rules::{Cond, Rule, RuleFile, RuleKind};
@@ -17,6 +18,34 @@ use std::fmt::Write as _;
 
 /// Scores at or above this make a category fit.
 const FIT_THRESHOLD: f64 = 0.5;
+
+/// Verdicts less sure than this are marked "needs review".
+pub const REVIEW_BELOW: f64 = 0.6;
+
+/// The evidence id of the learned model's part in a verdict.
+pub const MODEL_RULE: &str = "MR-M001";
+
+/// What the rules alone conclude about a tool.
+#[derive(Debug, Clone, Copy)]
+struct RulePass {
+    category: Category,
+    confidence: f64,
+    /// False when no rule decided and the category is the cautious fallback.
+    decided: bool,
+}
+
+/// The category chosen for a tool, and by what.
+#[derive(Debug)]
+struct Decision {
+    category: Category,
+    confidence: f64,
+    /// The model's prediction, when the model took part.
+    by_model: Option<Prediction>,
+    /// Chosen by caution: neither rules nor model decided.
+    caution: bool,
+    /// The runner-up category, when the verdict needs review.
+    review: Option<Category>,
+}
 
 /// The compiled rule set.
 #[derive(Debug)]
@@ -32,6 +61,8 @@ pub struct Engine {
     weak_verbs: Vec<u32>,
     filter_verbs: Vec<u32>,
     secondary_factor: f64,
+    /// The learned model, when the engine uses one.
+    model: Option<&'static Model>,
 }
 
 /// What the rules say about one tool.
@@ -42,6 +73,16 @@ pub struct Verdict {
     pub confidence: f64,
     pub evidence: Vec<Evidence>,
     pub findings: Vec<Finding>,
+    /// When the verdict is not sure enough to stand alone: the next likeliest category,
+    /// whose rule the policy also weighs (the stricter of the two applies).
+    pub review: Option<Category>,
+}
+
+impl Verdict {
+    /// True when a person should look at the verdict.
+    pub fn needs_review(&self) -> bool {
+        self.review.is_some()
+    }
 }
 
 /// Where an action word was found, and how much it counts.
@@ -122,6 +163,7 @@ impl Engine {
             weak_verbs: Vec::new(),
             filter_verbs: Vec::new(),
             secondary_factor: 0.6,
+            model: Some(Model::shipped()),
         };
         let conds: Vec<Option<C>> = rules
             .rules
@@ -157,6 +199,12 @@ impl Engine {
         e.rules = rules;
         e.phrases.build();
         e
+    }
+
+    /// The same engine deciding by its rules alone, or with another model.
+    pub fn with_model(mut self, model: Option<&'static Model>) -> Engine {
+        self.model = model;
+        self
     }
 
     /// The rules this engine runs.
@@ -385,16 +433,33 @@ impl Engine {
     fn classify_with(&self, tool: &Tool, s: &mut Scratch) -> Verdict {
         let features = Features::reusing(tool, std::mem::take(&mut s.features));
         let r = self.resolve(tool, &features, s);
-        let mut scores = [0.0f64; 5];
-        // First pass: which rules match and how strongly, without building any text.
         let mut matched = cleared(&mut s.matched);
         let mut candidates = cleared(&mut s.candidates);
-        self.candidates(&r, &mut candidates);
-        for i in members(&candidates) {
+        let rules = self.rule_pass(&r, &mut matched, &mut candidates);
+        let decision = self.decide(tool, &features, &rules, &matched);
+        let verdict = self.explain(tool, &features, &r, &matched, decision);
+        s.matched = matched;
+        s.candidates = candidates;
+        s.give_back(r);
+        s.features = features.recycle();
+        verdict
+    }
+
+    /// First pass: which rules match and how strongly, without building any text. Fills
+    /// `matched` with the indexes of the matching rules.
+    fn rule_pass(
+        &self,
+        r: &Resolved,
+        matched: &mut Vec<usize>,
+        candidates: &mut RuleSet,
+    ) -> RulePass {
+        let mut scores = [0.0f64; 5];
+        self.candidates(r, candidates);
+        for i in members(candidates) {
             let (rule, Some(cond)) = (&self.rules.rules[i], &self.conds[i]) else {
                 continue;
             };
-            let Some(factor) = self.eval(cond, &r) else {
+            let Some(factor) = self.eval(cond, r) else {
                 continue;
             };
             if rule.kind == RuleKind::Category {
@@ -413,13 +478,14 @@ impl Engine {
         ]
         .into_iter()
         .find(|&c| scores[c as usize] >= FIT_THRESHOLD);
-        let (category, confidence) = match fitting {
-            Some(c) => (c, scores[c as usize]),
+        let (category, confidence, decided) = match fitting {
+            Some(c) => (c, scores[c as usize], true),
             None if scores[Category::Read as usize] > 0.0 => {
                 let doubt = scores[1..].iter().cloned().fold(0.0, f64::max);
                 (
                     Category::Read,
                     scores[Category::Read as usize] * (1.0 - doubt),
+                    true,
                 )
             }
             // Nothing decided: weak hints alone (an annotation) do not make a tool destructive;
@@ -429,24 +495,107 @@ impl Engine {
                     Some(Category::Execute) => Category::Execute,
                     _ => Category::Write,
                 };
-                (c, 0.3)
+                (c, 0.3, false)
             }
         };
-        // Second pass: the text of the evidence that is kept.
+        RulePass {
+            category,
+            confidence,
+            decided,
+        }
+    }
+
+    /// The ids of the category rules among `matched`.
+    fn matched_category_ids<'s>(&'s self, matched: &[usize]) -> Vec<&'s str> {
+        matched
+            .iter()
+            .map(|&i| &self.rules.rules[i])
+            .filter(|rule| rule.kind == RuleKind::Category)
+            .map(|rule| rule.id.as_str())
+            .collect()
+    }
+
+    /// The feature keys the model reads for a tool (its words and the rules' signals), for
+    /// training and inspection.
+    pub fn model_keys(&self, tool: &Tool) -> Vec<String> {
+        with_scratch(|s| {
+            let features = Features::reusing(tool, std::mem::take(&mut s.features));
+            let r = self.resolve(tool, &features, s);
+            let mut matched = cleared(&mut s.matched);
+            let mut candidates = cleared(&mut s.candidates);
+            let rules = self.rule_pass(&r, &mut matched, &mut candidates);
+            let ids = self.matched_category_ids(&matched);
+            let mut keys: Vec<String> = Vec::new();
+            model::keys(
+                tool,
+                &features,
+                RuleSignals {
+                    matched: &ids,
+                    verdict: rules.decided.then_some(rules.category),
+                },
+                &mut keys,
+            );
+            s.matched = matched;
+            s.candidates = candidates;
+            s.give_back(r);
+            s.features = features.recycle();
+            keys
+        })
+    }
+
+    /// The category: the rules' where they are strong, the model's where they are weak or
+    /// silent, "by caution" only when both are silent.
+    fn decide(&self, tool: &Tool, f: &Features, rules: &RulePass, matched: &[usize]) -> Decision {
+        let Some(model) = self.model.filter(|m| !m.is_empty()) else {
+            return Decision {
+                category: rules.category,
+                confidence: rules.confidence,
+                by_model: None,
+                caution: !rules.decided,
+                review: None,
+            };
+        };
+        let ids = self.matched_category_ids(matched);
+        let signals = RuleSignals {
+            matched: &ids,
+            verdict: rules.decided.then_some(rules.category),
+        };
+        let p = model.predict(tool, f, signals);
+        let ranked = p.ranked();
+        let (best, confidence) = ranked[0];
+        Decision {
+            category: best,
+            confidence,
+            review: (confidence < REVIEW_BELOW).then_some(ranked[1].0),
+            by_model: Some(p),
+            caution: false,
+        }
+    }
+
+    /// Second pass: the verdict, with the text of the evidence that is kept.
+    fn explain(
+        &self,
+        tool: &Tool,
+        f: &Features,
+        r: &Resolved,
+        matched: &[usize],
+        decision: Decision,
+    ) -> Verdict {
+        let category = decision.category;
         let describe = |i: usize| {
             let cond = self.conds[i]
                 .as_ref()
                 .expect("matched rules have conditions");
             // Room for a typical detail, so writing it does not grow the string step by step.
             let mut detail = String::with_capacity(96);
-            self.describe(cond, &r, &mut detail);
+            self.describe(cond, r, &mut detail);
             detail
         };
         let mut evidence_out: Vec<Evidence> = Vec::with_capacity(4);
         let mut signals = Vec::new();
         let mut findings = Vec::new();
         let mut raise: Option<Evidence> = None;
-        for &i in &matched {
+        for &i in matched {
             let rule = &self.rules.rules[i];
             match rule.kind {
                 RuleKind::Category if rule.category == Some(category) => {
@@ -465,7 +614,25 @@ impl Engine {
                 _ => {}
             }
         }
-        if evidence_out.is_empty() {
+        if let (Some(p), Some(model)) = (&decision.by_model, self.model) {
+            let ids = self.matched_category_ids(matched);
+            let signals = RuleSignals {
+                matched: &ids,
+                verdict: None,
+            };
+            let reasons = model.reasons(tool, f, signals, category, 3);
+            let mut detail = if reasons.is_empty() {
+                format!("the learned model: {category}")
+            } else {
+                format!("{}: {category}", reasons.join("; "))
+            };
+            let _ = write!(detail, " (model, p={:.2})", p.p(category));
+            evidence_out.push(Evidence {
+                rule: MODEL_RULE.into(),
+                detail,
+            });
+        }
+        if evidence_out.is_empty() || decision.caution {
             evidence_out.push(Evidence {
                 rule: "MR-C000".into(),
                 detail: format!(
@@ -479,16 +646,13 @@ impl Engine {
             evidence_out.push(e);
         }
         evidence_out.extend(signals);
-        s.matched = matched;
-        s.candidates = candidates;
-        s.give_back(r);
-        s.features = features.recycle();
         Verdict {
             category,
             severity,
-            confidence: (confidence * 100.0).round() / 100.0,
+            confidence: (decision.confidence * 100.0).round() / 100.0,
             evidence: evidence_out,
             findings,
+            review: decision.review,
         }
     }
 

@@ -21,6 +21,8 @@ pub struct Property<'a> {
     pub description: Option<&'a str>,
     /// Takes free text: a string (or an array of strings) with no enum or const.
     pub free_text: bool,
+    /// A switch: its type is `boolean`.
+    pub switch: bool,
     /// Its words: a range of `Features::prop_words`.
     words: (u32, u32),
     /// Its enum and const values: a range of `Features::values`.
@@ -180,6 +182,7 @@ impl<'a> Features<'a> {
             name,
             description: shape.description,
             free_text: !has_values && (has_string || !shape.any),
+            switch: shape.boolean,
             words: (words_start, self.prop_words.len() as u32),
             values: (values_start, self.values.len() as u32),
         });
@@ -200,6 +203,8 @@ struct Shape<'a> {
     string: bool,
     /// A type other than `array` and `null` among them.
     other: bool,
+    /// `boolean` among them.
+    boolean: bool,
 }
 
 /// One pass over the input schema, gathering its properties and its texts, within budgets.
@@ -339,6 +344,7 @@ fn collect_shape<'a>(
     let add_type = |shape: &mut Shape<'a>, t: &str| {
         shape.any = true;
         shape.string |= t == "string";
+        shape.boolean |= t == "boolean";
         shape.other |= t != "array" && t != "null";
     };
     for (key, v) in map {

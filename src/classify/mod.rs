@@ -2,10 +2,12 @@
 //! and the findings that need the whole server.
 
 mod cond;
+pub mod corpus;
 pub mod engine;
 pub mod features;
 pub mod findings;
 mod lexicon;
+pub mod model;
 pub mod phrases;
 mod prefilter;
 pub mod rules;

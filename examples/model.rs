@@ -1,0 +1,87 @@
+//! Trains and measures the learned classifier on the corpus in `catalog/corpus/`.
+//!
+//!     cargo run --release --example model -- train [OUT]   write the weights (default catalog/model/weights.tsv)
+//!     cargo run --release --example model -- cv            cross-validate on the training split only
+//!     cargo run --release --example model -- test          the frozen test split's figures (report them; never tune on them)
+//!
+//! `scripts/train-model.sh` runs `train`.
+
+use mcprisk::classify::corpus::Corpus;
+use mcprisk::classify::model::evaluate::{self, Scored};
+use mcprisk::classify::model::train::{self, Example};
+use mcprisk::classify::{Engine, RuleFile};
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let corpus = match Corpus::shipped() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("corpus: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let rules = Engine::new(RuleFile::embedded()).with_model(None);
+    match args.first().map(String::as_str) {
+        Some("train") => {
+            let out = args
+                .get(1)
+                .cloned()
+                .unwrap_or_else(|| "catalog/model/weights.tsv".into());
+            let m = evaluate::train_shipped(&corpus, &rules);
+            std::fs::write(&out, m.to_text()).expect("write the weights");
+            eprintln!("wrote {out}: {} features", m.weights.len());
+        }
+        Some("cv") => {
+            let settings = settings_from(&args[1..]);
+            let scored = evaluate::cross_validate(&corpus, &rules, settings, 5);
+            report("training split, 5-fold cross-validation by server", &scored);
+        }
+        Some("test") => {
+            let engine = Engine::new(RuleFile::embedded());
+            let scored = evaluate::score_split(&corpus, &engine, true);
+            report("frozen test split", &scored);
+        }
+        Some("keys") => {
+            for s in corpus.split(false) {
+                for t in &s.tools {
+                    let ex: Example = evaluate::example(&rules, &s.id, t);
+                    println!("{}\t{}\t{}", t.tool.name, ex.label, ex.keys.join(" "));
+                }
+            }
+        }
+        _ => {
+            eprintln!("usage: model train [OUT] | cv [l2=X min=N balance=X] | test");
+            return ExitCode::from(2);
+        }
+    }
+    ExitCode::SUCCESS
+}
+
+fn settings_from(args: &[String]) -> train::Settings {
+    let mut s = train::Settings::default();
+    for a in args {
+        let (k, v) = a.split_once('=').expect("settings are key=value");
+        match k {
+            "l2" => s.l2 = v.parse().unwrap(),
+            "min" => s.min_servers = v.parse().unwrap(),
+            "balance" => s.balance = v.parse().unwrap(),
+            "iter" => s.iterations = v.parse().unwrap(),
+            "drop" => {
+                s.drop = Box::leak(
+                    v.split(',')
+                        .map(|p| &*Box::leak(p.to_string().into_boxed_str()))
+                        .collect::<Vec<&'static str>>()
+                        .into_boxed_slice(),
+                )
+            }
+            _ => panic!("unknown setting {k}"),
+        }
+    }
+    s
+}
+
+fn report(title: &str, scored: &[Scored]) {
+    println!("== {title}");
+    print!("{}", evaluate::Figures::of(scored).to_text());
+}

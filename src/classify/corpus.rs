@@ -1,0 +1,200 @@
+//! The labelled corpus the model learns from (`catalog/corpus/`): each server's tool list as it
+//! sent it, its blind labels with the labeller and a reason per tool, and the frozen split.
+//!
+//! The split is fixed before any tuning: a server is in the test split when the first four bytes
+//! of `sha256("mcprisk-corpus-split-v1\0" + server id)`, read big-endian, are below a quarter of
+//! 2^32, unless its tool list was in the repository before the corpus was made (`seen.txt`):
+//! earlier rule edits may have looked at those, so they train.
+
+use crate::error::{Error, Result};
+use crate::model::{Category, Severity, Tool};
+use serde::Deserialize;
+use sha2::{Digest, Sha256};
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+/// The seed of the split's hash.
+pub const SPLIT_SEED: &str = "mcprisk-corpus-split-v1";
+
+/// A server's labels file.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LabelFile {
+    /// The server's catalog id.
+    pub server: String,
+    /// Who labelled it.
+    pub labeller: String,
+    /// One label per tool.
+    pub tools: Vec<Label>,
+}
+
+/// One tool's label.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Label {
+    /// The tool's name, as the server sent it.
+    pub name: String,
+    /// The category.
+    pub category: Category,
+    /// The severity.
+    pub severity: Severity,
+    /// The capability that decided it, in a line.
+    pub why: String,
+}
+
+/// A server's tool list file.
+#[derive(Debug, Deserialize)]
+struct ToolsFile {
+    server: String,
+    #[allow(dead_code)]
+    source: Option<String>,
+    tools: Vec<serde_json::Value>,
+}
+
+/// A labelled tool.
+#[derive(Debug, Clone)]
+pub struct Labelled {
+    /// The tool as the server sent it.
+    pub tool: Tool,
+    /// Its label.
+    pub label: Label,
+}
+
+/// One server of the corpus.
+#[derive(Debug)]
+pub struct Server {
+    /// Its catalog id.
+    pub id: String,
+    /// Who labelled it.
+    pub labeller: String,
+    /// In the frozen test split.
+    pub test: bool,
+    /// Its labelled tools.
+    pub tools: Vec<Labelled>,
+    /// A second, independent labelling of some of its tools, where there is one.
+    pub second: Option<LabelFile>,
+}
+
+/// The whole corpus.
+#[derive(Debug)]
+pub struct Corpus {
+    /// Servers in file-name order.
+    pub servers: Vec<Server>,
+}
+
+impl Corpus {
+    /// The corpus shipped in the repository.
+    pub fn shipped() -> Result<Corpus> {
+        Corpus::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("catalog/corpus"))
+    }
+
+    /// Loads a corpus directory: `labels/*.yaml`, `tools/*.json` by the same name, optional
+    /// `second/*.yaml`, and `seen.txt`.
+    pub fn load(dir: &Path) -> Result<Corpus> {
+        let seen: BTreeSet<String> = std::fs::read_to_string(dir.join("seen.txt"))
+            .map_err(|e| Error::new(format!("{}: {e}", dir.join("seen.txt").display())))?
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with('#'))
+            .map(str::to_string)
+            .collect();
+        let mut servers = Vec::new();
+        for path in files(&dir.join("labels"), "yaml")? {
+            let labels: LabelFile = read_yaml(&path)?;
+            let stem = path
+                .file_stem()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .to_string();
+            let tools_path = dir.join("tools").join(format!("{stem}.json"));
+            let text = std::fs::read(&tools_path)
+                .map_err(|e| Error::new(format!("{}: {e}", tools_path.display())))?;
+            let file: ToolsFile = serde_json::from_slice(&text)
+                .map_err(|e| Error::new(format!("{}: {e}", tools_path.display())))?;
+            if file.server != labels.server {
+                return Err(Error::new(format!(
+                    "{}: server {:?} but its labels say {:?}",
+                    tools_path.display(),
+                    file.server,
+                    labels.server
+                )));
+            }
+            let list = crate::toollist::from_tools(file.tools);
+            let mut tools = Vec::new();
+            for label in labels.tools {
+                let tool = list
+                    .tools
+                    .iter()
+                    .find(|t| t.name == label.name)
+                    .cloned()
+                    .ok_or_else(|| {
+                        Error::new(format!(
+                            "{}: tool {:?} is not in {}",
+                            path.display(),
+                            label.name,
+                            tools_path.display()
+                        ))
+                    })?;
+                tools.push(Labelled { tool, label });
+            }
+            let second_path = dir.join("second").join(format!("{stem}.yaml"));
+            let second = if second_path.exists() {
+                Some(read_yaml::<LabelFile>(&second_path)?)
+            } else {
+                None
+            };
+            servers.push(Server {
+                test: !seen.contains(&labels.server) && in_test_split(&labels.server),
+                id: labels.server,
+                labeller: labels.labeller,
+                tools,
+                second,
+            });
+        }
+        Ok(Corpus { servers })
+    }
+
+    /// The servers of one split.
+    pub fn split(&self, test: bool) -> impl Iterator<Item = &Server> {
+        self.servers.iter().filter(move |s| s.test == test)
+    }
+}
+
+/// Whether a server's id hashes into the test split (before `seen.txt` is applied).
+pub fn in_test_split(id: &str) -> bool {
+    let mut h = Sha256::new();
+    h.update(SPLIT_SEED.as_bytes());
+    h.update([0u8]);
+    h.update(id.as_bytes());
+    let d = h.finalize();
+    u32::from_be_bytes([d[0], d[1], d[2], d[3]]) < 0x4000_0000
+}
+
+fn files(dir: &Path, ext: &str) -> Result<Vec<PathBuf>> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| Error::new(format!("{}: {e}", dir.display())))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == ext))
+        .collect();
+    v.sort();
+    Ok(v)
+}
+
+fn read_yaml<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<T> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Error::new(format!("{}: {e}", path.display())))?;
+    serde_saphyr::from_str(&text).map_err(|e| Error::new(format!("{}: {e}", path.display())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_split_hash_is_the_documented_one() {
+        // sha256("mcprisk-corpus-split-v1\0io.github.modelcontextprotocol/server-git") starts 04a768b5.
+        assert!(in_test_split("io.github.modelcontextprotocol/server-git"));
+        // ... and for npm/@hubspot/mcp-server it starts e5c2b367.
+        assert!(!in_test_split("npm/@hubspot/mcp-server"));
+    }
+}

@@ -1,0 +1,268 @@
+//! Training on the corpus and measuring verdicts against its labels: the shipped training
+//! step, cross-validation on the training split, and the figures the bars are stated in.
+
+use super::train::{self, Example, Settings};
+use super::weights::{softmax, ModelText};
+use super::Model;
+use crate::classify::corpus::{Corpus, Labelled};
+use crate::classify::Engine;
+use crate::model::{Category, Severity};
+use std::fmt::Write as _;
+
+/// Cross-validation folds used to calibrate the shipped model.
+const CALIBRATION_FOLDS: usize = 5;
+
+/// A tool's training example: its feature keys (words and the rules' signals) and its label.
+pub fn example(rules: &Engine, server: &str, t: &Labelled) -> Example {
+    Example {
+        server: server.to_string(),
+        keys: rules.model_keys(&t.tool),
+        label: t.label.category,
+    }
+}
+
+/// The training split's examples, in corpus order.
+fn training_examples(corpus: &Corpus, rules: &Engine) -> Vec<Example> {
+    corpus
+        .split(false)
+        .flat_map(|s| s.tools.iter().map(move |t| example(rules, &s.id, t)))
+        .collect()
+}
+
+/// The fold of a server in `folds`-fold cross-validation (stable, by its id).
+fn fold_of(server: &str, folds: usize) -> usize {
+    (super::tokens::hash_key(server) % folds as u64) as usize
+}
+
+/// The shipped model: trained on the whole training split with the default settings, its
+/// temperature fitted to out-of-fold predictions so that confidences are calibrated.
+pub fn train_shipped(corpus: &Corpus, rules: &Engine) -> ModelText {
+    let examples = training_examples(corpus, rules);
+    let settings = Settings::default();
+    let mut logits: Vec<([f64; 5], usize)> = Vec::new();
+    for fold in 0..CALIBRATION_FOLDS {
+        let (train_set, held): (Vec<&Example>, Vec<&Example>) = examples
+            .iter()
+            .partition(|e| fold_of(&e.server, CALIBRATION_FOLDS) != fold);
+        let train_set: Vec<Example> = train_set.into_iter().cloned().collect();
+        let m = train::train(&train_set, settings);
+        let table = super::weights::Table::new(&m);
+        for e in held {
+            let hashes = hashes_of(&e.keys);
+            logits.push((table.logits(&hashes), train::class_index(e.label)));
+        }
+    }
+    let temperature = fit_temperature(&logits);
+    let mut m = train::train(&examples, settings);
+    m.temperature = temperature;
+    m.comment.push_str(&format!(
+        "; temperature fitted on {CALIBRATION_FOLDS}-fold out-of-fold predictions"
+    ));
+    m.rounded()
+}
+
+fn hashes_of(keys: &[String]) -> Vec<u64> {
+    let mut h: Vec<u64> = keys.iter().map(|k| super::tokens::hash_key(k)).collect();
+    h.sort_unstable();
+    h.dedup();
+    h
+}
+
+/// The temperature (0.5 to 4, in steps of 0.01) with the least negative log-likelihood.
+fn fit_temperature(logits: &[([f64; 5], usize)]) -> f64 {
+    let nll = |t: f64| -> f64 {
+        logits
+            .iter()
+            .map(|(z, y)| -softmax(*z, t)[*y].max(1e-12).ln())
+            .sum()
+    };
+    (50..=400)
+        .map(|i| i as f64 / 100.0)
+        .min_by(|a, b| nll(*a).total_cmp(&nll(*b)))
+        .unwrap_or(1.0)
+}
+
+/// One tool's verdict beside its label.
+#[derive(Debug, Clone)]
+pub struct Scored {
+    pub server: String,
+    pub tool: String,
+    pub label: Category,
+    pub label_severity: Severity,
+    pub category: Category,
+    pub severity: Severity,
+    pub confidence: f64,
+    /// The verdict was marked for review.
+    pub review: bool,
+    /// What the rules alone said.
+    pub rules_category: Category,
+}
+
+/// Scores every tool of one split with `engine`.
+pub fn score_split(corpus: &Corpus, engine: &Engine, test: bool) -> Vec<Scored> {
+    let rules = Engine::new(engine.rules().clone()).with_model(None);
+    corpus
+        .split(test)
+        .flat_map(|s| s.tools.iter().map(|t| score(engine, &rules, &s.id, t)))
+        .collect()
+}
+
+fn score(engine: &Engine, rules: &Engine, server: &str, t: &Labelled) -> Scored {
+    let v = engine.classify(&t.tool);
+    Scored {
+        server: server.to_string(),
+        tool: t.tool.name.clone(),
+        label: t.label.category,
+        label_severity: t.label.severity,
+        category: v.category,
+        severity: v.severity,
+        confidence: v.confidence,
+        review: v.needs_review(),
+        rules_category: rules.classify(&t.tool).category,
+    }
+}
+
+/// Cross-validation on the training split: each fold of servers is scored by an engine whose
+/// model was trained on the other folds.
+pub fn cross_validate(
+    corpus: &Corpus,
+    rules: &Engine,
+    settings: Settings,
+    folds: usize,
+) -> Vec<Scored> {
+    let examples = training_examples(corpus, rules);
+    let mut out = Vec::new();
+    for fold in 0..folds {
+        let train_set: Vec<Example> = examples
+            .iter()
+            .filter(|e| fold_of(&e.server, folds) != fold)
+            .cloned()
+            .collect();
+        let mut m = train::train(&train_set, settings);
+        m.temperature = 1.0;
+        // The engine keeps a `'static` model; a fold's model lives as long as the process.
+        let model: &'static Model = Box::leak(Box::new(Model::from_text(&m)));
+        let engine = Engine::new(rules.rules().clone()).with_model(Some(model));
+        for s in corpus
+            .split(false)
+            .filter(|s| fold_of(&s.id, folds) == fold)
+        {
+            for t in &s.tools {
+                out.push(score(&engine, rules, &s.id, t));
+            }
+        }
+    }
+    out
+}
+
+/// The figures the bars are stated in.
+#[derive(Debug, Clone, Default)]
+pub struct Figures {
+    pub tools: usize,
+    pub servers: usize,
+    pub category: f64,
+    pub severity: f64,
+    pub rules_category: f64,
+    /// Of the tools labelled Execute, Destructive or Financial: how many, and the share
+    /// classified Read or Write.
+    pub dangerous: usize,
+    pub dangerous_as_benign: f64,
+    pub financial: usize,
+    pub financial_recall: f64,
+    /// Of the verdicts with confidence 0.9 or more: how many, and the share right.
+    pub confident: usize,
+    pub confident_right: f64,
+    pub review: usize,
+    /// Confusion counts: `[label][verdict]`.
+    pub confusion: [[usize; 5]; 5],
+}
+
+impl Figures {
+    /// The figures of a set of scored tools.
+    pub fn of(scored: &[Scored]) -> Figures {
+        let share = |n: usize, d: usize| if d == 0 { 1.0 } else { n as f64 / d as f64 };
+        let mut f = Figures {
+            tools: scored.len(),
+            ..Figures::default()
+        };
+        let mut servers: Vec<&str> = scored.iter().map(|s| s.server.as_str()).collect();
+        servers.dedup();
+        f.servers = servers.len();
+        let (mut right, mut sev, mut rules, mut benign, mut fin_right) = (0, 0, 0, 0, 0);
+        let mut conf_right = 0;
+        for s in scored {
+            f.confusion[s.label as usize][s.category as usize] += 1;
+            right += usize::from(s.category == s.label);
+            sev += usize::from(s.severity == s.label_severity);
+            rules += usize::from(s.rules_category == s.label);
+            if s.label >= Category::Execute {
+                f.dangerous += 1;
+                benign += usize::from(s.category <= Category::Write);
+            }
+            if s.label == Category::Financial {
+                f.financial += 1;
+                fin_right += usize::from(s.category == Category::Financial);
+            }
+            if s.confidence >= 0.9 {
+                f.confident += 1;
+                conf_right += usize::from(s.category == s.label);
+            }
+            f.review += usize::from(s.review);
+        }
+        f.category = share(right, f.tools);
+        f.severity = share(sev, f.tools);
+        f.rules_category = share(rules, f.tools);
+        f.dangerous_as_benign = share(benign, f.dangerous);
+        f.financial_recall = share(fin_right, f.financial);
+        f.confident_right = share(conf_right, f.confident);
+        f
+    }
+
+    /// The figures as a short report.
+    pub fn to_text(&self) -> String {
+        let pct = |v: f64| format!("{:.1}%", v * 100.0);
+        let mut out = String::new();
+        let _ = writeln!(out, "tools {} of {} servers", self.tools, self.servers);
+        let _ = writeln!(
+            out,
+            "category {}  (rules alone {})  severity {}",
+            pct(self.category),
+            pct(self.rules_category),
+            pct(self.severity)
+        );
+        let _ = writeln!(
+            out,
+            "Execute/Destructive/Financial as Read or Write: {} of {}",
+            pct(self.dangerous_as_benign),
+            self.dangerous
+        );
+        let _ = writeln!(
+            out,
+            "Financial recall {} of {}",
+            pct(self.financial_recall),
+            self.financial
+        );
+        let _ = writeln!(
+            out,
+            "confidence >= 0.9: {} verdicts, {} right; needs review: {}",
+            self.confident,
+            pct(self.confident_right),
+            self.review
+        );
+        out.push_str("label \\ verdict   Read  Write  Exec  Destr  Fin\n");
+        for c in Category::ALL {
+            let row = &self.confusion[c as usize];
+            let _ = writeln!(
+                out,
+                "{:<16} {:>5} {:>6} {:>5} {:>6} {:>4}",
+                c.as_str(),
+                row[0],
+                row[1],
+                row[2],
+                row[3],
+                row[4]
+            );
+        }
+        out
+    }
+}

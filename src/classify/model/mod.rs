@@ -1,0 +1,193 @@
+//! The learned part of classification: a multinomial logistic regression over the words of a
+//! tool (see [`tokens`]) and what the rules said about it, trained on the blind-labelled corpus
+//! (`catalog/corpus/`) by `scripts/train-model.sh`, its weights embedded in the binary.
+//!
+//! The rules keep the strong, explainable evidence and the hard constraints; the model decides
+//! where the rules are weak or silent (see `Engine::classify`).
+
+pub mod evaluate;
+pub mod tokens;
+pub mod train;
+pub mod weights;
+
+use super::features::Features;
+use crate::model::{Category, Tool};
+use std::sync::OnceLock;
+use tokens::{emit, hash_key, Hashes, KeySink, Place};
+use weights::{ModelText, Table, CLASSES};
+
+/// The shipped weights.
+pub const SHIPPED: &str = include_str!("../../../catalog/model/weights.tsv");
+
+/// A trained model, ready to classify.
+#[derive(Debug)]
+pub struct Model {
+    table: Table,
+}
+
+/// What the model says about one tool.
+#[derive(Debug, Clone)]
+pub struct Prediction {
+    /// Each category's probability, in `Category::ALL` order.
+    pub probabilities: [f64; 5],
+}
+
+impl Prediction {
+    /// The probability of one category.
+    pub fn p(&self, c: Category) -> f64 {
+        self.probabilities[c as usize]
+    }
+
+    /// The likeliest category and its probability.
+    pub fn best(&self) -> (Category, f64) {
+        self.ranked()[0]
+    }
+
+    /// Categories from likeliest to least likely (the more dangerous first among equals).
+    pub fn ranked(&self) -> [(Category, f64); 5] {
+        let mut r = CLASSES.map(|c| (c, self.p(c)));
+        r.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.0.cmp(&a.0)));
+        r
+    }
+}
+
+/// What the rules contributed, as the model reads it.
+#[derive(Debug, Clone, Copy)]
+pub struct RuleSignals<'a> {
+    /// The category rules that matched, by id.
+    pub matched: &'a [&'a str],
+    /// The rules' own verdict, or `None` when no rule decided.
+    pub verdict: Option<Category>,
+}
+
+impl Model {
+    /// The model shipped in the binary (parsed once).
+    pub fn shipped() -> &'static Model {
+        static MODEL: OnceLock<Model> = OnceLock::new();
+        MODEL.get_or_init(|| {
+            Model::from_text(&ModelText::parse(SHIPPED).expect("the shipped weights parse"))
+        })
+    }
+
+    /// A model from its weights.
+    pub fn from_text(m: &ModelText) -> Model {
+        Model {
+            table: Table::new(m),
+        }
+    }
+
+    /// True when the model knows no feature (no corpus yet).
+    pub fn is_empty(&self) -> bool {
+        self.table.is_empty()
+    }
+
+    /// Predicts a tool's category.
+    pub fn predict(&self, tool: &Tool, f: &Features, rules: RuleSignals) -> Prediction {
+        let mut h = Hashes(Vec::with_capacity(96));
+        keys(tool, f, rules, &mut h);
+        h.0.sort_unstable();
+        h.0.dedup();
+        Prediction {
+            probabilities: self.table.probabilities(&h.0),
+        }
+    }
+
+    /// The features that pushed the tool most towards `c` (against the likeliest other
+    /// category), strongest first, each described in words: `'close' + 'position' in the name`.
+    pub fn reasons(
+        &self,
+        tool: &Tool,
+        f: &Features,
+        rules: RuleSignals,
+        c: Category,
+        limit: usize,
+    ) -> Vec<String> {
+        let mut ks: Vec<String> = Vec::new();
+        keys(tool, f, rules, &mut ks);
+        ks.sort_unstable();
+        ks.dedup();
+        let ci = c as usize;
+        let mut scored: Vec<(f64, &String)> = ks
+            .iter()
+            .filter(|k| !k.starts_with("rc:") && !k.starts_with("np:"))
+            .filter_map(|k| {
+                let w = self.table.get(hash_key(k))?;
+                let others = (0..5)
+                    .filter(|&o| o != ci)
+                    .map(|o| w[o])
+                    .fold(f32::MIN, f32::max);
+                let margin = f64::from(w[ci] - others);
+                (margin > 0.05).then_some((margin, k))
+            })
+            .collect();
+        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
+        scored
+            .into_iter()
+            .take(limit)
+            .map(|(_, k)| describe_key(k, tool, f))
+            .collect()
+    }
+}
+
+/// Every feature key of a tool: its words, and the rules' signals.
+pub fn keys(tool: &Tool, f: &Features, rules: RuleSignals, sink: &mut impl KeySink) {
+    emit(tool, f, sink);
+    for id in rules.matched {
+        sink.key(Place::Rule, &[id]);
+    }
+    sink.key(
+        Place::RuleVerdict,
+        &[rules.verdict.map_or("none", |c| c.as_str())],
+    );
+}
+
+/// A feature key in words, with the tool's own spelling of each stem where it can be found.
+pub fn describe_key(key: &str, tool: &Tool, f: &Features) -> String {
+    let Some((prefix, rest)) = key.split_once(':') else {
+        return key.to_string();
+    };
+    let Some(place) = Place::of_prefix(prefix) else {
+        return key.to_string();
+    };
+    let parts: Vec<&str> = rest.split('+').collect();
+    let shown: Vec<String> = parts
+        .iter()
+        .map(|p| spelled(place, p, tool, f).unwrap_or_else(|| (*p).to_string()))
+        .collect();
+    let quoted = shown
+        .iter()
+        .map(|s| format!("'{s}'"))
+        .collect::<Vec<_>>()
+        .join(" + ");
+    match place {
+        Place::Property | Place::Switch | Place::FreeText => {
+            format!("{} {}", place.describe(), quoted)
+        }
+        Place::Annotation => format!("annotation {}={}", parts[0], parts.get(1).unwrap_or(&"")),
+        Place::Rule => format!("rule {}", parts[0]),
+        _ => format!("{quoted} {}", place.describe()),
+    }
+}
+
+/// The word of the tool that a stem came from, as the tool spells it (lowercased).
+fn spelled(place: Place, stem: &str, tool: &Tool, f: &Features) -> Option<String> {
+    let matches = |w: &str| tokens::stem(w) == stem;
+    match place {
+        Place::Name | Place::NameFirst | Place::NameLast | Place::NamePair => {
+            f.name_words.iter().find(|w| matches(w)).map(str::to_string)
+        }
+        Place::Lead | Place::Description | Place::DescriptionPair => {
+            let mut words = Vec::new();
+            tokens::prose_words(&tool.description, 60, &mut words);
+            words.into_iter().find(|w| matches(w))
+        }
+        Place::Property | Place::Switch | Place::FreeText => (0..f.properties.len())
+            .find(|&i| f.key(i) == stem)
+            .map(|i| f.properties[i].name.to_string()),
+        Place::PropertyWord => (0..f.properties.len())
+            .flat_map(|i| f.words_of(i).collect::<Vec<_>>())
+            .find(|w| matches(w))
+            .map(str::to_string),
+        _ => None,
+    }
+}

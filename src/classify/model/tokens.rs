@@ -1,0 +1,401 @@
+//! The words the learned model reads from a tool, as feature keys: name words with their
+//! position, the description's leading action words and word pairs, property names, switches,
+//! enum values (nested too), argument texts and annotations.
+//!
+//! A key is a short prefix that says where a word was found, a colon, and the word's stem (or
+//! two stems joined by `+`): `n0:delet` is a name that starts with "delete", `nn:close+posit`
+//! the name words "close" and "position" side by side. Training reads keys as strings; a
+//! running classifier only hashes them (see [`KeySink`]), so the two must emit the same bytes.
+
+use super::super::features::Features;
+use crate::model::Tool;
+
+/// How many description words are read.
+const DESCRIPTION_WORDS: usize = 60;
+/// How many leading description words count as where its action word stands.
+const LEAD_WORDS: usize = 6;
+/// How many description words form word pairs.
+const PAIR_WORDS: usize = 30;
+/// How many words of each property's description are read.
+const PROPERTY_TEXT_WORDS: usize = 16;
+/// Most properties read (a hostile schema may have thousands).
+const MAX_PROPERTIES: usize = 64;
+
+/// Where a word was found: the key's prefix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Place {
+    /// Any word of the name.
+    Name,
+    /// The name's first word.
+    NameFirst,
+    /// The name's last word.
+    NameLast,
+    /// Two adjacent name words.
+    NamePair,
+    /// A word of the description's first few.
+    Lead,
+    /// Any description word.
+    Description,
+    /// Two adjacent description words.
+    DescriptionPair,
+    /// A property name, lowercased with separators removed.
+    Property,
+    /// A word of a property name.
+    PropertyWord,
+    /// A boolean property (a switch).
+    Switch,
+    /// A property that takes free text.
+    FreeText,
+    /// A word of an enum value.
+    EnumValue,
+    /// A word of a property's description.
+    PropertyText,
+    /// An annotation and its value.
+    Annotation,
+    /// How many properties the schema has, bucketed.
+    Arity,
+    /// A classification rule that matched.
+    Rule,
+    /// The rules' own verdict.
+    RuleVerdict,
+}
+
+impl Place {
+    /// The key prefix.
+    pub fn prefix(self) -> &'static str {
+        match self {
+            Place::Name => "n",
+            Place::NameFirst => "n0",
+            Place::NameLast => "nz",
+            Place::NamePair => "nn",
+            Place::Lead => "dl",
+            Place::Description => "d",
+            Place::DescriptionPair => "dd",
+            Place::Property => "p",
+            Place::PropertyWord => "pw",
+            Place::Switch => "pb",
+            Place::FreeText => "pf",
+            Place::EnumValue => "e",
+            Place::PropertyText => "pd",
+            Place::Annotation => "a",
+            Place::Arity => "np",
+            Place::Rule => "r",
+            Place::RuleVerdict => "rc",
+        }
+    }
+
+    /// The place a key's prefix names.
+    pub fn of_prefix(prefix: &str) -> Option<Place> {
+        ALL_PLACES.into_iter().find(|p| p.prefix() == prefix)
+    }
+
+    /// Where it is, in words, for evidence.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Place::Name | Place::NamePair => "in the name",
+            Place::NameFirst => "first in the name",
+            Place::NameLast => "last in the name",
+            Place::Lead => "leading the description",
+            Place::Description | Place::DescriptionPair => "in the description",
+            Place::Property => "an argument",
+            Place::PropertyWord => "in an argument's name",
+            Place::Switch => "a switch",
+            Place::FreeText => "a free-text argument",
+            Place::EnumValue => "an allowed value",
+            Place::PropertyText => "in an argument's description",
+            Place::Annotation => "annotation",
+            Place::Arity => "arguments",
+            Place::Rule => "rule",
+            Place::RuleVerdict => "the rules' verdict",
+        }
+    }
+}
+
+const ALL_PLACES: [Place; 17] = [
+    Place::Name,
+    Place::NameFirst,
+    Place::NameLast,
+    Place::NamePair,
+    Place::Lead,
+    Place::Description,
+    Place::DescriptionPair,
+    Place::Property,
+    Place::PropertyWord,
+    Place::Switch,
+    Place::FreeText,
+    Place::EnumValue,
+    Place::PropertyText,
+    Place::Annotation,
+    Place::Arity,
+    Place::Rule,
+    Place::RuleVerdict,
+];
+
+/// Receives feature keys, one `(place, parts)` at a time: the key is the place's prefix, `:`,
+/// then the parts joined by `+`.
+pub trait KeySink {
+    /// Takes one key.
+    fn key(&mut self, place: Place, parts: &[&str]);
+}
+
+/// Collects keys as strings (training, explanations, tests).
+impl KeySink for Vec<String> {
+    fn key(&mut self, place: Place, parts: &[&str]) {
+        let mut k = String::with_capacity(16);
+        k.push_str(place.prefix());
+        k.push(':');
+        for (i, p) in parts.iter().enumerate() {
+            if i > 0 {
+                k.push('+');
+            }
+            k.push_str(p);
+        }
+        self.push(k);
+    }
+}
+
+/// Collects keys as hashes ([`hash_key`] of the key string, without building it).
+#[derive(Debug, Default)]
+pub struct Hashes(pub Vec<u64>);
+
+impl KeySink for Hashes {
+    fn key(&mut self, place: Place, parts: &[&str]) {
+        let mut h = Fnv::new();
+        h.write(place.prefix().as_bytes());
+        h.write(b":");
+        for (i, p) in parts.iter().enumerate() {
+            if i > 0 {
+                h.write(b"+");
+            }
+            h.write(p.as_bytes());
+        }
+        self.0.push(h.finish());
+    }
+}
+
+/// The hash a key is stored under.
+pub fn hash_key(key: &str) -> u64 {
+    let mut h = Fnv::new();
+    h.write(key.as_bytes());
+    h.finish()
+}
+
+/// 64-bit FNV-1a, written here because the stored weights are keyed by it: the hash must stay
+/// the same across crate versions and platforms, which std's and most crates' hashers do not
+/// promise.
+struct Fnv(u64);
+
+impl Fnv {
+    fn new() -> Fnv {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 ^= u64::from(b);
+            self.0 = self.0.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+/// Words too common to say anything.
+const STOP_WORDS: &[&str] = &[
+    "a", "about", "all", "an", "and", "any", "are", "as", "at", "be", "by", "can", "for", "from",
+    "if", "in", "into", "is", "it", "its", "of", "on", "or", "that", "the", "their", "then",
+    "these", "this", "those", "to", "use", "used", "using", "via", "when", "which", "will", "with",
+    "you", "your",
+];
+
+fn is_stop_word(w: &str) -> bool {
+    STOP_WORDS.binary_search(&w).is_ok()
+}
+
+/// A word's stem: plural, `-ing`, `-ed` and a final `e` or `y` taken off, so "delete",
+/// "deletes", "deleted" and "deleting" are one feature. Crude on purpose: it only has to map a
+/// word's forms together, consistently, without a dictionary.
+pub fn stem(w: &str) -> &str {
+    let b = w.as_bytes();
+    let n = b.len();
+    if n <= 3 || !w.is_ascii() {
+        return w;
+    }
+    let mut s = w;
+    if s.ends_with("sses") {
+        s = &s[..n - 2];
+    } else if s.ends_with("ies") && n > 4 {
+        s = &s[..n - 3];
+    } else if s.ends_with("ing") && n > 6 {
+        s = &s[..n - 3];
+    } else if s.ends_with("ed") && n > 4 {
+        s = &s[..n - 2];
+    } else if s.ends_with('s') && !(s.ends_with("ss") || s.ends_with("us") || s.ends_with("is")) {
+        s = &s[..n - 1];
+    }
+    if s.len() > 3 && (s.ends_with('e') || s.ends_with('y')) {
+        s = &s[..s.len() - 1];
+    }
+    s
+}
+
+/// Lowercase words of prose (letters and digits), at most `limit`.
+pub fn prose_words(text: &str, limit: usize, out: &mut Vec<String>) {
+    for w in text
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .take(limit)
+    {
+        out.push(w.to_lowercase());
+    }
+}
+
+/// Emits every feature key of `tool` (with its extracted `f`) into `sink`. Keys may repeat.
+pub fn emit(tool: &Tool, f: &Features, sink: &mut impl KeySink) {
+    // The name.
+    let name: Vec<&str> = f.name_words.iter().collect();
+    for (i, w) in name.iter().enumerate() {
+        let s = stem(w);
+        sink.key(Place::Name, &[s]);
+        if i == 0 {
+            sink.key(Place::NameFirst, &[s]);
+        }
+        if i + 1 == name.len() {
+            sink.key(Place::NameLast, &[s]);
+        }
+        if i > 0 {
+            sink.key(Place::NamePair, &[stem(name[i - 1]), s]);
+        }
+    }
+    // The description.
+    let mut words = Vec::new();
+    prose_words(&tool.description, DESCRIPTION_WORDS, &mut words);
+    let mut prev: Option<&str> = None;
+    for (i, w) in words.iter().enumerate() {
+        if is_stop_word(w) {
+            continue;
+        }
+        let s = stem(w);
+        sink.key(Place::Description, &[s]);
+        if i < LEAD_WORDS {
+            sink.key(Place::Lead, &[s]);
+        }
+        if i < PAIR_WORDS {
+            if let Some(p) = prev {
+                sink.key(Place::DescriptionPair, &[p, s]);
+            }
+            prev = Some(s);
+        }
+    }
+    // The arguments.
+    let n = f.properties.len();
+    let arity = match n {
+        0 => "0",
+        1 => "1",
+        2..=3 => "2",
+        4..=7 => "4",
+        _ => "8",
+    };
+    sink.key(Place::Arity, &[arity]);
+    let mut text = Vec::new();
+    for (i, p) in f.properties.iter().enumerate().take(MAX_PROPERTIES) {
+        let key = f.key(i);
+        if key.is_empty() {
+            continue;
+        }
+        sink.key(Place::Property, &[key]);
+        for w in f.words_of(i) {
+            sink.key(Place::PropertyWord, &[stem(w)]);
+        }
+        if p.switch {
+            sink.key(Place::Switch, &[key]);
+        }
+        if p.free_text {
+            sink.key(Place::FreeText, &[key]);
+        }
+        for v in f.values_of(i).iter().take(MAX_PROPERTIES) {
+            text.clear();
+            prose_words(v, 4, &mut text);
+            for w in &text {
+                sink.key(Place::EnumValue, &[stem(w)]);
+            }
+        }
+        if let Some(d) = p.description {
+            text.clear();
+            prose_words(d, PROPERTY_TEXT_WORDS, &mut text);
+            for w in text.iter().filter(|w| !is_stop_word(w)) {
+                sink.key(Place::PropertyText, &[stem(w)]);
+            }
+        }
+    }
+    for &(k, v) in &f.hints {
+        sink.key(Place::Annotation, &[k, if v { "true" } else { "false" }]);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stems_join_a_words_forms() {
+        for forms in [
+            ["delete", "deletes", "deleted", "deleting"],
+            ["create", "creates", "created", "creating"],
+            ["list", "lists", "listed", "listing"],
+            ["update", "updates", "updated", "updating"],
+        ] {
+            let stems: Vec<&str> = forms.iter().map(|w| stem(w)).collect();
+            assert!(
+                stems.iter().all(|s| *s == stems[0]),
+                "{forms:?} -> {stems:?}"
+            );
+        }
+        assert_eq!(stem("status"), "status");
+        assert_eq!(stem("process"), "process");
+        assert_eq!(stem("run"), "run");
+    }
+
+    #[test]
+    fn stop_words_are_sorted_for_binary_search() {
+        assert!(STOP_WORDS.windows(2).all(|w| w[0] < w[1]));
+    }
+
+    #[test]
+    fn hashing_a_key_in_parts_equals_hashing_the_string() {
+        let tool = crate::toollist::from_value(
+            serde_json::json!({"tools": [{
+                "name": "closePosition",
+                "description": "Closes an open trading position at market price.",
+                "inputSchema": {"type": "object", "properties": {
+                    "symbol": {"type": "string", "description": "The ticker"},
+                    "force": {"type": "boolean"},
+                    "options": {"type": "object", "properties": {
+                        "operation": {"type": "string", "enum": ["cancel", "hold"]}}}}},
+                "annotations": {"destructiveHint": true}
+            }]}),
+            "test",
+        )
+        .unwrap()
+        .tools
+        .remove(0);
+        let f = Features::of(&tool);
+        let mut keys: Vec<String> = Vec::new();
+        emit(&tool, &f, &mut keys);
+        let mut hashes = Hashes::default();
+        emit(&tool, &f, &mut hashes);
+        let from_strings: Vec<u64> = keys.iter().map(|k| hash_key(k)).collect();
+        assert_eq!(from_strings, hashes.0);
+        for want in [
+            "n0:clos",
+            "nn:clos+position",
+            "dl:clos",
+            "pb:force",
+            "e:cancel",
+            "p:operation",
+            "a:destructiveHint+true",
+        ] {
+            assert!(keys.iter().any(|k| k == want), "{want} not in {keys:?}");
+        }
+    }
+}

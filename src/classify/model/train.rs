@@ -1,0 +1,302 @@
+//! Trains the model: multinomial logistic regression over binary feature keys, with an L2
+//! penalty, fitted by L-BFGS. Deterministic: the same examples in the same order give the same
+//! weights, bit for bit, so a test can prove the shipped weights are what training makes.
+
+use super::weights::{ModelText, CLASSES};
+use crate::model::Category;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// One labelled tool, as training sees it.
+#[derive(Debug, Clone)]
+pub struct Example {
+    /// The server it belongs to (features seen on one server only are not kept).
+    pub server: String,
+    /// Its feature keys (repeats are ignored).
+    pub keys: Vec<String>,
+    /// The label.
+    pub label: Category,
+}
+
+/// Training settings.
+#[derive(Debug, Clone, Copy)]
+pub struct Settings {
+    /// L2 penalty on the weights (not the biases).
+    pub l2: f64,
+    /// A feature is kept only when it occurs on at least this many servers.
+    pub min_servers: usize,
+    /// Class weights are (mean class size / class size) raised to this power.
+    pub balance: f64,
+    /// L-BFGS iterations at most.
+    pub iterations: usize,
+    /// Key prefixes left out (for experiments: `["rc"]` trains without the rules' verdict).
+    pub drop: &'static [&'static str],
+}
+
+impl Default for Settings {
+    fn default() -> Settings {
+        Settings {
+            l2: 1.0,
+            min_servers: 2,
+            balance: 0.5,
+            iterations: 400,
+            drop: &[],
+        }
+    }
+}
+
+const K: usize = CLASSES.len();
+
+/// Fits a model to `examples`.
+pub fn train(examples: &[Example], settings: Settings) -> ModelText {
+    // The vocabulary: keys seen on enough servers, in sorted order.
+    let mut servers_of: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+    for e in examples {
+        for k in &e.keys {
+            servers_of.entry(k).or_default().insert(&e.server);
+        }
+    }
+    let vocab: Vec<&str> = servers_of
+        .iter()
+        .filter(|(_, s)| s.len() >= settings.min_servers)
+        .filter(|(k, _)| {
+            let prefix = k.split(':').next().unwrap_or_default();
+            !settings.drop.contains(&prefix)
+        })
+        .map(|(k, _)| *k)
+        .collect();
+    let index: BTreeMap<&str, u32> = vocab
+        .iter()
+        .enumerate()
+        .map(|(i, k)| (*k, i as u32))
+        .collect();
+    let rows: Vec<Vec<u32>> = examples
+        .iter()
+        .map(|e| {
+            let mut r: Vec<u32> = e
+                .keys
+                .iter()
+                .filter_map(|k| index.get(k.as_str()).copied())
+                .collect();
+            r.sort_unstable();
+            r.dedup();
+            r
+        })
+        .collect();
+    let labels: Vec<usize> = examples.iter().map(|e| class_index(e.label)).collect();
+    let mut counts = [0usize; K];
+    for &y in &labels {
+        counts[y] += 1;
+    }
+    let mean = examples.len() as f64 / K as f64;
+    let class_weight: [f64; K] = std::array::from_fn(|c| {
+        if counts[c] == 0 {
+            0.0
+        } else {
+            (mean / counts[c] as f64).powf(settings.balance)
+        }
+    });
+    let problem = Problem {
+        rows: &rows,
+        labels: &labels,
+        class_weight,
+        features: vocab.len(),
+        l2: settings.l2,
+    };
+    let mut x = vec![0.0; (vocab.len() + 1) * K];
+    lbfgs(&problem, &mut x, settings.iterations);
+    let bias: [f64; K] = std::array::from_fn(|c| x[vocab.len() * K + c]);
+    let weights = vocab
+        .iter()
+        .enumerate()
+        .map(|(i, k)| {
+            let w: [f64; K] = std::array::from_fn(|c| x[i * K + c]);
+            (k.to_string(), w)
+        })
+        .collect();
+    ModelText {
+        bias,
+        weights,
+        temperature: 1.0,
+        comment: format!(
+            "multinomial logistic regression; {} examples, {} features; l2 {}, features on at least {} servers, class balance {}",
+            examples.len(),
+            vocab.len(),
+            settings.l2,
+            settings.min_servers,
+            settings.balance
+        ),
+    }
+    .rounded()
+}
+
+/// A category's row in the weights.
+pub fn class_index(c: Category) -> usize {
+    CLASSES
+        .iter()
+        .position(|&k| k == c)
+        .expect("every category is a class")
+}
+
+/// The objective: weighted cross-entropy plus the L2 penalty. Weights are laid out feature by
+/// feature, `K` per feature, then the `K` biases.
+struct Problem<'a> {
+    rows: &'a [Vec<u32>],
+    labels: &'a [usize],
+    class_weight: [f64; K],
+    features: usize,
+    l2: f64,
+}
+
+impl Problem<'_> {
+    /// The objective at `x`, with its gradient written to `g`.
+    fn eval(&self, x: &[f64], g: &mut [f64]) -> f64 {
+        g.iter_mut().for_each(|v| *v = 0.0);
+        let bias = self.features * K;
+        let mut loss = 0.0;
+        for (row, &y) in self.rows.iter().zip(self.labels) {
+            let mut z: [f64; K] = std::array::from_fn(|c| x[bias + c]);
+            for &f in row {
+                let base = f as usize * K;
+                for (c, zc) in z.iter_mut().enumerate() {
+                    *zc += x[base + c];
+                }
+            }
+            let max = z.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+            let mut sum = 0.0;
+            for zc in &mut z {
+                *zc = (*zc - max).exp();
+                sum += *zc;
+            }
+            let w = self.class_weight[y];
+            loss -= w * (z[y] / sum).ln();
+            for (c, zc) in z.iter().enumerate() {
+                let d = w * (zc / sum - if c == y { 1.0 } else { 0.0 });
+                g[bias + c] += d;
+                for &f in row {
+                    g[f as usize * K + c] += d;
+                }
+            }
+        }
+        for i in 0..bias {
+            loss += 0.5 * self.l2 * x[i] * x[i];
+            g[i] += self.l2 * x[i];
+        }
+        loss
+    }
+}
+
+/// Minimises the problem from `x` with limited-memory BFGS (memory 10) and a backtracking line
+/// search. Written here rather than taken from an optimisation crate: it is fifty lines, and
+/// the crates that have it bring a large generic framework for this one call.
+fn lbfgs(p: &Problem, x: &mut [f64], iterations: usize) {
+    const M: usize = 10;
+    let n = x.len();
+    let mut g = vec![0.0; n];
+    let mut f = p.eval(x, &mut g);
+    let mut s_hist: Vec<Vec<f64>> = Vec::new();
+    let mut y_hist: Vec<Vec<f64>> = Vec::new();
+    let mut x_new = vec![0.0; n];
+    let mut g_new = vec![0.0; n];
+    for _ in 0..iterations {
+        // The search direction: -H g, by the two-loop recursion.
+        let mut d: Vec<f64> = g.iter().map(|v| -v).collect();
+        let mut alpha = vec![0.0; s_hist.len()];
+        for i in (0..s_hist.len()).rev() {
+            let rho = 1.0 / dot(&y_hist[i], &s_hist[i]);
+            alpha[i] = rho * dot(&s_hist[i], &d);
+            axpy(-alpha[i], &y_hist[i], &mut d);
+        }
+        if let (Some(s), Some(y)) = (s_hist.last(), y_hist.last()) {
+            let gamma = dot(s, y) / dot(y, y);
+            d.iter_mut().for_each(|v| *v *= gamma);
+        } else {
+            let norm = dot(&g, &g).sqrt().max(1e-12);
+            d.iter_mut().for_each(|v| *v /= norm);
+        }
+        for i in 0..s_hist.len() {
+            let rho = 1.0 / dot(&y_hist[i], &s_hist[i]);
+            let beta = rho * dot(&y_hist[i], &d);
+            axpy(alpha[i] - beta, &s_hist[i], &mut d);
+        }
+        let slope = dot(&g, &d);
+        if slope >= 0.0 {
+            // Not a descent direction: start the memory again along the gradient.
+            s_hist.clear();
+            y_hist.clear();
+            continue;
+        }
+        let mut step = 1.0;
+        let mut f_new;
+        loop {
+            for i in 0..n {
+                x_new[i] = x[i] + step * d[i];
+            }
+            f_new = p.eval(&x_new, &mut g_new);
+            if f_new <= f + 1e-4 * step * slope || step < 1e-10 {
+                break;
+            }
+            step *= 0.5;
+        }
+        let s: Vec<f64> = (0..n).map(|i| x_new[i] - x[i]).collect();
+        let y: Vec<f64> = (0..n).map(|i| g_new[i] - g[i]).collect();
+        let converged = (f - f_new).abs() <= 1e-9 * f.abs().max(1.0);
+        x.copy_from_slice(&x_new);
+        g.copy_from_slice(&g_new);
+        f = f_new;
+        if converged {
+            break;
+        }
+        if dot(&s, &y) > 1e-12 {
+            if s_hist.len() == M {
+                s_hist.remove(0);
+                y_hist.remove(0);
+            }
+            s_hist.push(s);
+            y_hist.push(y);
+        }
+    }
+}
+
+fn dot(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+fn axpy(a: f64, x: &[f64], y: &mut [f64]) {
+    for (yi, xi) in y.iter_mut().zip(x) {
+        *yi += a * xi;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ex(server: &str, keys: &[&str], label: Category) -> Example {
+        Example {
+            server: server.into(),
+            keys: keys.iter().map(|k| k.to_string()).collect(),
+            label,
+        }
+    }
+
+    #[test]
+    fn learns_separable_words_and_drops_one_server_words() {
+        let mut examples = Vec::new();
+        for s in ["a", "b", "c"] {
+            examples.push(ex(
+                s,
+                &["n0:delet", &format!("n:only{s}")],
+                Category::Destructive,
+            ));
+            examples.push(ex(s, &["n0:list"], Category::Read));
+            examples.push(ex(s, &["n0:creat"], Category::Write));
+        }
+        let m = train(&examples, Settings::default());
+        assert!(m.weights.iter().all(|(k, _)| !k.starts_with("n:only")));
+        let delete = &m.weights.iter().find(|(k, _)| k == "n0:delet").unwrap().1;
+        assert!(delete[class_index(Category::Destructive)] > delete[class_index(Category::Read)]);
+        // Deterministic.
+        let again = train(&examples, Settings::default());
+        assert_eq!(m.to_text(), again.to_text());
+    }
+}

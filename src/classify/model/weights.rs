@@ -1,0 +1,218 @@
+//! The model's weights: the text file training writes (one feature a line, reviewable in a
+//! diff) and the table a running classifier looks features up in.
+
+use super::tokens::hash_key;
+use crate::model::Category;
+use std::fmt::Write as _;
+
+/// The categories in the order of the weight columns.
+pub const CLASSES: [Category; 5] = Category::ALL;
+const K: usize = CLASSES.len();
+
+/// The weights file as text: what training writes and the build embeds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelText {
+    /// One line on how it was made.
+    pub comment: String,
+    /// Probabilities are `softmax(logits / temperature)`; fitted so confidences are calibrated.
+    pub temperature: f64,
+    /// Each class's bias.
+    pub bias: [f64; K],
+    /// Each feature key's weights, sorted by key.
+    pub weights: Vec<(String, [f64; K])>,
+}
+
+/// Weights are kept to four decimals: the text then reads back exactly as written.
+fn round4(v: f64) -> f64 {
+    let r = (v * 10_000.0).round() / 10_000.0;
+    if r == 0.0 {
+        0.0
+    } else {
+        r
+    }
+}
+
+impl ModelText {
+    /// The same model with every number rounded as the text keeps it, and features whose
+    /// weights all round to zero left out.
+    pub fn rounded(mut self) -> ModelText {
+        self.temperature = round4(self.temperature);
+        self.bias = self.bias.map(round4);
+        self.weights = std::mem::take(&mut self.weights)
+            .into_iter()
+            .map(|(k, w)| (k, w.map(round4)))
+            .filter(|(_, w)| w.iter().any(|v| *v != 0.0))
+            .collect();
+        self
+    }
+
+    /// The file's text.
+    pub fn to_text(&self) -> String {
+        let mut out = String::with_capacity(self.weights.len() * 48);
+        let _ = writeln!(
+            out,
+            "# mcprisk tool classifier weights, made by scripts/train-model.sh; do not edit."
+        );
+        let _ = writeln!(out, "# {}", self.comment.replace('\n', " "));
+        out.push_str("# columns: key");
+        for c in CLASSES {
+            let _ = write!(out, "\t{c}");
+        }
+        out.push('\n');
+        let _ = writeln!(out, "temperature\t{:.4}", self.temperature);
+        let row = |out: &mut String, key: &str, w: &[f64; K]| {
+            out.push_str(key);
+            for v in w {
+                let _ = write!(out, "\t{v:.4}");
+            }
+            out.push('\n');
+        };
+        row(&mut out, "bias", &self.bias);
+        for (k, w) in &self.weights {
+            row(&mut out, k, w);
+        }
+        out
+    }
+
+    /// Reads the file's text back.
+    pub fn parse(text: &str) -> Result<ModelText, String> {
+        let mut m = ModelText {
+            comment: String::new(),
+            temperature: 1.0,
+            bias: [0.0; K],
+            weights: Vec::new(),
+        };
+        for (n, line) in text.lines().enumerate() {
+            let at = || format!("weights line {}", n + 1);
+            if let Some(c) = line.strip_prefix("# ") {
+                if m.comment.is_empty() && n == 1 {
+                    m.comment = c.to_string();
+                }
+                continue;
+            }
+            if line.is_empty() {
+                continue;
+            }
+            let mut cols = line.split('\t');
+            let key = cols.next().unwrap_or_default();
+            let nums: Vec<f64> = cols
+                .map(|c| {
+                    c.parse::<f64>()
+                        .map_err(|e| format!("{}: {c:?}: {e}", at()))
+                })
+                .collect::<Result<_, _>>()?;
+            match key {
+                "temperature" if nums.len() == 1 => m.temperature = nums[0],
+                _ if nums.len() == K => {
+                    let w: [f64; K] = std::array::from_fn(|c| nums[c]);
+                    if key == "bias" {
+                        m.bias = w;
+                    } else {
+                        m.weights.push((key.to_string(), w));
+                    }
+                }
+                _ => return Err(format!("{}: expected a key and {K} numbers", at())),
+            }
+        }
+        if !(m.temperature > 0.0) {
+            return Err("weights: temperature must be positive".into());
+        }
+        Ok(m)
+    }
+}
+
+/// Weights ready for lookup: sorted by the hash of their key.
+#[derive(Debug)]
+pub struct Table {
+    temperature: f64,
+    bias: [f32; K],
+    hashes: Vec<u64>,
+    rows: Vec<[f32; K]>,
+}
+
+impl Table {
+    /// Builds the lookup table from the text's weights.
+    pub fn new(m: &ModelText) -> Table {
+        let mut pairs: Vec<(u64, [f32; K])> = m
+            .weights
+            .iter()
+            .map(|(k, w)| (hash_key(k), w.map(|v| v as f32)))
+            .collect();
+        pairs.sort_by_key(|p| p.0);
+        Table {
+            temperature: m.temperature,
+            bias: m.bias.map(|v| v as f32),
+            hashes: pairs.iter().map(|p| p.0).collect(),
+            rows: pairs.into_iter().map(|p| p.1).collect(),
+        }
+    }
+
+    /// A feature's weights, if the model knows it.
+    pub fn get(&self, hash: u64) -> Option<&[f32; K]> {
+        self.hashes.binary_search(&hash).ok().map(|i| &self.rows[i])
+    }
+
+    /// The class probabilities of a tool with these feature hashes (each counted once).
+    pub fn probabilities(&self, hashes: &[u64]) -> [f64; K] {
+        softmax(self.logits(hashes), self.temperature)
+    }
+
+    /// The class scores before the softmax.
+    pub fn logits(&self, hashes: &[u64]) -> [f64; K] {
+        let mut z: [f64; K] = self.bias.map(f64::from);
+        for &h in hashes {
+            if let Some(w) = self.get(h) {
+                for (zc, wc) in z.iter_mut().zip(w) {
+                    *zc += f64::from(*wc);
+                }
+            }
+        }
+        z
+    }
+
+    /// How many features it knows.
+    pub fn len(&self) -> usize {
+        self.hashes.len()
+    }
+
+    /// True when it knows no feature (an untrained model).
+    pub fn is_empty(&self) -> bool {
+        self.hashes.is_empty()
+    }
+}
+
+/// `softmax(z / t)`.
+pub fn softmax(z: [f64; K], t: f64) -> [f64; K] {
+    let max = z.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+    let e = z.map(|v| ((v - max) / t).exp());
+    let sum: f64 = e.iter().sum();
+    e.map(|v| v / sum)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_reads_back_exactly() {
+        let m = ModelText {
+            comment: "test".into(),
+            temperature: 1.25,
+            bias: [0.1, -0.2, 0.0, 0.3, -1.0],
+            weights: vec![
+                ("n0:delet".into(), [-1.0, -0.5, 0.0, 2.5, 0.0]),
+                ("nn:clos+position".into(), [0.0, 0.0, 0.0, 0.0, 1.2345]),
+            ],
+        }
+        .rounded();
+        let back = ModelText::parse(&m.to_text()).unwrap();
+        assert_eq!(back, m);
+        assert_eq!(back.to_text(), m.to_text());
+    }
+
+    #[test]
+    fn bad_lines_are_named() {
+        let err = ModelText::parse("temperature\t1\nbias\t1\t2\n").unwrap_err();
+        assert!(err.contains("line 2"), "{err}");
+    }
+}
