@@ -37,6 +37,34 @@ fn main() -> ExitCode {
             let scored = evaluate::cross_validate(&corpus, &rules, settings, 5);
             report("training split, 5-fold cross-validation by server", &scored);
         }
+        Some("misses") => {
+            // Training split only: where the rules alone and the cross-validated engine miss.
+            let settings = settings_from(&args[1..]);
+            let scored = evaluate::cross_validate(&corpus, &rules, settings, 5);
+            let why: std::collections::HashMap<(&str, &str), &str> = corpus
+                .split(false)
+                .flat_map(|s| {
+                    s.tools
+                        .iter()
+                        .map(move |t| ((s.id.as_str(), t.tool.name.as_str()), t.label.why.as_str()))
+                })
+                .collect();
+            for s in scored
+                .iter()
+                .filter(|s| s.category != s.label || s.rules_category != s.label)
+            {
+                println!(
+                    "{}\t{}\tlabel {}\trules {}\tfinal {}\t{}",
+                    s.server,
+                    s.tool,
+                    s.label,
+                    s.rules_category,
+                    s.category,
+                    why.get(&(s.server.as_str(), s.tool.as_str()))
+                        .unwrap_or(&"")
+                );
+            }
+        }
         Some("test") => {
             let engine = Engine::new(RuleFile::embedded());
             let scored = evaluate::score_split(&corpus, &engine, true);
@@ -66,6 +94,7 @@ fn settings_from(args: &[String]) -> train::Settings {
             "l2" => s.l2 = v.parse().unwrap(),
             "min" => s.min_servers = v.parse().unwrap(),
             "balance" => s.balance = v.parse().unwrap(),
+            "server" => s.server_power = v.parse().unwrap(),
             "iter" => s.iterations = v.parse().unwrap(),
             "drop" => {
                 s.drop = Box::leak(

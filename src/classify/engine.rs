@@ -32,6 +32,9 @@ struct RulePass {
     confidence: f64,
     /// False when no rule decided and the category is the cautious fallback.
     decided: bool,
+    /// The most dangerous category a hard rule matched, with the rule's weight: the verdict
+    /// is at least that.
+    floor: Option<(Category, f64)>,
 }
 
 /// The category chosen for a tool, and by what.
@@ -454,6 +457,7 @@ impl Engine {
         candidates: &mut RuleSet,
     ) -> RulePass {
         let mut scores = [0.0f64; 5];
+        let mut floor: Option<(Category, f64)> = None;
         self.candidates(r, candidates);
         for i in members(candidates) {
             let (rule, Some(cond)) = (&self.rules.rules[i], &self.conds[i]) else {
@@ -467,6 +471,9 @@ impl Engine {
                 let w = rule.weight.expect("validated") * factor;
                 let s = &mut scores[cat as usize];
                 *s = 1.0 - (1.0 - *s) * (1.0 - w);
+                if rule.hard && factor >= 1.0 && floor.is_none_or(|(f, _)| cat > f) {
+                    floor = Some((cat, w));
+                }
             }
             matched.push(i);
         }
@@ -502,6 +509,7 @@ impl Engine {
             category,
             confidence,
             decided,
+            floor,
         }
     }
 
@@ -561,12 +569,23 @@ impl Engine {
             verdict: rules.decided.then_some(rules.category),
         };
         let p = model.predict(tool, f, signals);
-        let ranked = p.ranked();
-        let (best, confidence) = ranked[0];
+        let mut category = model.choose(&p);
+        let mut confidence = p.p(category);
+        if let Some((hard, weight)) = rules.floor.filter(|(c, _)| *c > category) {
+            category = hard;
+            confidence = weight.max(p.p(hard));
+        }
+        // The likeliest other category is the one a reviewer weighs it against.
+        let runner_up = p
+            .ranked()
+            .into_iter()
+            .map(|(c, _)| c)
+            .find(|&c| c != category)
+            .unwrap_or(category);
         Decision {
-            category: best,
+            category,
             confidence,
-            review: (confidence < REVIEW_BELOW).then_some(ranked[1].0),
+            review: (confidence < REVIEW_BELOW).then_some(runner_up),
             by_model: Some(p),
             caution: false,
         }

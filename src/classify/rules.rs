@@ -77,6 +77,10 @@ pub struct Rule {
     /// For `category` rules: how strongly a match points to the category (0 to 1).
     #[serde(default)]
     pub weight: Option<f64>,
+    /// For `category` rules: a hard constraint. When it matches, the verdict is at least this
+    /// dangerous, whatever the learned model says.
+    #[serde(default)]
+    pub hard: bool,
     /// For `severity` rules: the categories whose severity the rule raises.
     #[serde(default)]
     pub applies_to: Vec<Category>,

@@ -10,7 +10,7 @@ use crate::model::{Category, Severity};
 use std::fmt::Write as _;
 
 /// Cross-validation folds used to calibrate the shipped model.
-const CALIBRATION_FOLDS: usize = 5;
+pub const CALIBRATION_FOLDS: usize = 5;
 
 /// A tool's training example: its feature keys (words and the rules' signals) and its label.
 pub fn example(rules: &Engine, server: &str, t: &Labelled) -> Example {
@@ -34,31 +34,53 @@ fn fold_of(server: &str, folds: usize) -> usize {
     (super::tokens::hash_key(server) % folds as u64) as usize
 }
 
-/// The shipped model: trained on the whole training split with the default settings, its
-/// temperature fitted to out-of-fold predictions so that confidences are calibrated.
+/// The shipped model: trained on the whole training split with the default settings; its
+/// temperature and thresholds fitted to out-of-fold predictions (see [`calibrate`]).
 pub fn train_shipped(corpus: &Corpus, rules: &Engine) -> ModelText {
     let examples = training_examples(corpus, rules);
     let settings = Settings::default();
-    let mut logits: Vec<([f64; 5], usize)> = Vec::new();
-    for fold in 0..CALIBRATION_FOLDS {
-        let (train_set, held): (Vec<&Example>, Vec<&Example>) = examples
-            .iter()
-            .partition(|e| fold_of(&e.server, CALIBRATION_FOLDS) != fold);
-        let train_set: Vec<Example> = train_set.into_iter().cloned().collect();
-        let m = train::train(&train_set, settings);
-        let table = super::weights::Table::new(&m);
-        for e in held {
-            let hashes = hashes_of(&e.keys);
-            logits.push((table.logits(&hashes), train::class_index(e.label)));
-        }
-    }
-    let temperature = fit_temperature(&logits);
+    let (temperature, thresholds) = calibrate(&examples, settings);
     let mut m = train::train(&examples, settings);
     m.temperature = temperature;
+    m.thresholds = thresholds;
     m.comment.push_str(&format!(
-        "; temperature fitted on {CALIBRATION_FOLDS}-fold out-of-fold predictions"
+        "; temperature and thresholds fitted on {CALIBRATION_FOLDS}-fold out-of-fold predictions"
     ));
     m.rounded()
+}
+
+/// Each example's class scores from a model trained without its fold, and its label.
+fn out_of_fold(examples: &[Example], settings: Settings, folds: usize) -> Vec<([f64; 5], usize)> {
+    let mut out = vec![([0.0; 5], 0); examples.len()];
+    for fold in 0..folds {
+        let train_set: Vec<Example> = examples
+            .iter()
+            .filter(|e| fold_of(&e.server, folds) != fold)
+            .cloned()
+            .collect();
+        let table = super::weights::Table::new(&train::train(&train_set, settings));
+        for (i, e) in examples.iter().enumerate() {
+            if fold_of(&e.server, folds) == fold {
+                out[i] = (
+                    table.logits(&hashes_of(&e.keys)),
+                    train::class_index(e.label),
+                );
+            }
+        }
+    }
+    out
+}
+
+/// The temperature that makes out-of-fold confidences honest, and the thresholds that make
+/// the fewest costly mistakes on them (see [`mistake_cost`]).
+pub fn calibrate(examples: &[Example], settings: Settings) -> (f64, [f64; 5]) {
+    let logits = out_of_fold(examples, settings, CALIBRATION_FOLDS);
+    let temperature = fit_temperature(&logits);
+    let probs: Vec<([f64; 5], usize)> = logits
+        .iter()
+        .map(|(z, y)| (softmax(*z, temperature), *y))
+        .collect();
+    (temperature, fit_thresholds(&probs))
 }
 
 fn hashes_of(keys: &[String]) -> Vec<u64> {
@@ -80,6 +102,50 @@ fn fit_temperature(logits: &[([f64; 5], usize)]) -> f64 {
         .map(|i| i as f64 / 100.0)
         .min_by(|a, b| nll(*a).total_cmp(&nll(*b)))
         .unwrap_or(1.0)
+}
+
+/// What a mistake costs: calling an Execute, Destructive or Financial tool Read or Write, or
+/// missing a Financial one, is worse than other confusions (a policy would let it through).
+pub fn mistake_cost(label: Category, chosen: Category) -> f64 {
+    if label == chosen {
+        0.0
+    } else if label >= Category::Execute && chosen <= Category::Write {
+        DANGER_COST
+    } else if label == Category::Financial {
+        DANGER_COST
+    } else {
+        1.0
+    }
+}
+
+/// See [`mistake_cost`].
+pub const DANGER_COST: f64 = 3.0;
+
+/// Thresholds (Write, Execute, Destructive, Financial; 0.05 to 0.95) of least total mistake
+/// cost, by coordinate descent from one half.
+fn fit_thresholds(probs: &[([f64; 5], usize)]) -> [f64; 5] {
+    let cost = |t: &[f64; 5]| -> f64 {
+        probs
+            .iter()
+            .map(|(p, y)| mistake_cost(Category::ALL[*y], super::weights::choose(p, t)))
+            .sum()
+    };
+    let mut t = super::weights::DEFAULT_THRESHOLDS;
+    for _ in 0..4 {
+        for c in [4usize, 3, 2, 1] {
+            let mut best = (cost(&t), t[c]);
+            for i in 1..=19 {
+                let mut trial = t;
+                trial[c] = i as f64 * 0.05;
+                let v = cost(&trial);
+                if v < best.0 - 1e-9 {
+                    best = (v, trial[c]);
+                }
+            }
+            t[c] = best.1;
+        }
+    }
+    t
 }
 
 /// One tool's verdict beside its label.
@@ -131,6 +197,8 @@ pub fn cross_validate(
     folds: usize,
 ) -> Vec<Scored> {
     let examples = training_examples(corpus, rules);
+    // Calibrated on the same folds it is scored on: a little optimistic, for a few numbers.
+    let (temperature, thresholds) = calibrate(&examples, settings);
     let mut out = Vec::new();
     for fold in 0..folds {
         let train_set: Vec<Example> = examples
@@ -139,7 +207,8 @@ pub fn cross_validate(
             .cloned()
             .collect();
         let mut m = train::train(&train_set, settings);
-        m.temperature = 1.0;
+        m.temperature = temperature;
+        m.thresholds = thresholds;
         // The engine keeps a `'static` model; a fold's model lives as long as the process.
         let model: &'static Model = Box::leak(Box::new(Model::from_text(&m)));
         let engine = Engine::new(rules.rules().clone()).with_model(Some(model));

@@ -76,6 +76,11 @@ impl Model {
         }
     }
 
+    /// The category its thresholds choose for a prediction.
+    pub fn choose(&self, p: &Prediction) -> Category {
+        weights::choose(&p.probabilities, &self.table.thresholds)
+    }
+
     /// True when the model knows no feature (no corpus yet).
     pub fn is_empty(&self) -> bool {
         self.table.is_empty()

@@ -26,6 +26,9 @@ pub struct Settings {
     pub min_servers: usize,
     /// Class weights are (mean class size / class size) raised to this power.
     pub balance: f64,
+    /// Each example also weighs (mean tools a server / its server's tools) raised to this
+    /// power, so that a few large servers do not decide every word's weight.
+    pub server_power: f64,
     /// L-BFGS iterations at most.
     pub iterations: usize,
     /// Key prefixes left out (for experiments: `["rc"]` trains without the rules' verdict).
@@ -38,6 +41,7 @@ impl Default for Settings {
             l2: 1.0,
             min_servers: 2,
             balance: 0.5,
+            server_power: 0.5,
             iterations: 400,
             drop: &[],
         }
@@ -95,10 +99,23 @@ pub fn train(examples: &[Example], settings: Settings) -> ModelText {
             (mean / counts[c] as f64).powf(settings.balance)
         }
     });
+    let mut per_server: BTreeMap<&str, usize> = BTreeMap::new();
+    for e in examples {
+        *per_server.entry(&e.server).or_default() += 1;
+    }
+    let mean_tools = examples.len() as f64 / per_server.len().max(1) as f64;
+    let weights: Vec<f64> = examples
+        .iter()
+        .zip(&labels)
+        .map(|(e, &y)| {
+            let n = per_server[e.server.as_str()] as f64;
+            class_weight[y] * (mean_tools / n).powf(settings.server_power)
+        })
+        .collect();
     let problem = Problem {
         rows: &rows,
         labels: &labels,
-        class_weight,
+        weights: &weights,
         features: vocab.len(),
         l2: settings.l2,
     };
@@ -117,13 +134,15 @@ pub fn train(examples: &[Example], settings: Settings) -> ModelText {
         bias,
         weights,
         temperature: 1.0,
+        thresholds: super::weights::DEFAULT_THRESHOLDS,
         comment: format!(
-            "multinomial logistic regression; {} examples, {} features; l2 {}, features on at least {} servers, class balance {}",
+            "multinomial logistic regression; {} examples, {} features; l2 {}, features on at least {} servers, class balance {}, server weight power {}",
             examples.len(),
             vocab.len(),
             settings.l2,
             settings.min_servers,
-            settings.balance
+            settings.balance,
+            settings.server_power
         ),
     }
     .rounded()
@@ -142,7 +161,8 @@ pub fn class_index(c: Category) -> usize {
 struct Problem<'a> {
     rows: &'a [Vec<u32>],
     labels: &'a [usize],
-    class_weight: [f64; K],
+    /// Each example's weight (its class's and its server's).
+    weights: &'a [f64],
     features: usize,
     l2: f64,
 }
@@ -153,7 +173,7 @@ impl Problem<'_> {
         g.iter_mut().for_each(|v| *v = 0.0);
         let bias = self.features * K;
         let mut loss = 0.0;
-        for (row, &y) in self.rows.iter().zip(self.labels) {
+        for ((row, &y), &w) in self.rows.iter().zip(self.labels).zip(self.weights) {
             let mut z: [f64; K] = std::array::from_fn(|c| x[bias + c]);
             for &f in row {
                 let base = f as usize * K;
@@ -167,7 +187,6 @@ impl Problem<'_> {
                 *zc = (*zc - max).exp();
                 sum += *zc;
             }
-            let w = self.class_weight[y];
             loss -= w * (z[y] / sum).ln();
             for (c, zc) in z.iter().enumerate() {
                 let d = w * (zc / sum - if c == y { 1.0 } else { 0.0 });

@@ -16,6 +16,9 @@ pub struct ModelText {
     pub comment: String,
     /// Probabilities are `softmax(logits / temperature)`; fitted so confidences are calibrated.
     pub temperature: f64,
+    /// The probability at which each category is chosen, checked from the most dangerous
+    /// down (Financial, Destructive, Execute, Write); when none is reached, the likeliest.
+    pub thresholds: [f64; K],
     /// Each class's bias.
     pub bias: [f64; K],
     /// Each feature key's weights, sorted by key.
@@ -37,6 +40,7 @@ impl ModelText {
     /// weights all round to zero left out.
     pub fn rounded(mut self) -> ModelText {
         self.temperature = round4(self.temperature);
+        self.thresholds = self.thresholds.map(round4);
         self.bias = self.bias.map(round4);
         self.weights = std::mem::take(&mut self.weights)
             .into_iter()
@@ -60,6 +64,11 @@ impl ModelText {
         }
         out.push('\n');
         let _ = writeln!(out, "temperature\t{:.4}", self.temperature);
+        out.push_str("thresholds");
+        for t in &self.thresholds {
+            let _ = write!(out, "\t{t:.4}");
+        }
+        out.push('\n');
         let row = |out: &mut String, key: &str, w: &[f64; K]| {
             out.push_str(key);
             for v in w {
@@ -79,6 +88,7 @@ impl ModelText {
         let mut m = ModelText {
             comment: String::new(),
             temperature: 1.0,
+            thresholds: DEFAULT_THRESHOLDS,
             bias: [0.0; K],
             weights: Vec::new(),
         };
@@ -107,6 +117,8 @@ impl ModelText {
                     let w: [f64; K] = std::array::from_fn(|c| nums[c]);
                     if key == "bias" {
                         m.bias = w;
+                    } else if key == "thresholds" {
+                        m.thresholds = w;
                     } else {
                         m.weights.push((key.to_string(), w));
                     }
@@ -121,10 +133,33 @@ impl ModelText {
     }
 }
 
+/// Thresholds that choose the likeliest category (a probability above one half wins).
+pub const DEFAULT_THRESHOLDS: [f64; K] = [0.5; K];
+
+/// The category the thresholds choose for these probabilities.
+pub fn choose(p: &[f64; K], thresholds: &[f64; K]) -> Category {
+    for c in [
+        Category::Financial,
+        Category::Destructive,
+        Category::Execute,
+        Category::Write,
+    ] {
+        if p[c as usize] >= thresholds[c as usize] {
+            return c;
+        }
+    }
+    let best = (0..K)
+        .max_by(|&a, &b| p[a].total_cmp(&p[b]).then(b.cmp(&a)))
+        .unwrap_or(0);
+    CLASSES[best]
+}
+
 /// Weights ready for lookup: sorted by the hash of their key.
 #[derive(Debug)]
 pub struct Table {
     temperature: f64,
+    /// See [`ModelText::thresholds`].
+    pub thresholds: [f64; K],
     bias: [f32; K],
     hashes: Vec<u64>,
     rows: Vec<[f32; K]>,
@@ -141,6 +176,7 @@ impl Table {
         pairs.sort_by_key(|p| p.0);
         Table {
             temperature: m.temperature,
+            thresholds: m.thresholds,
             bias: m.bias.map(|v| v as f32),
             hashes: pairs.iter().map(|p| p.0).collect(),
             rows: pairs.into_iter().map(|p| p.1).collect(),
@@ -198,6 +234,7 @@ mod tests {
         let m = ModelText {
             comment: "test".into(),
             temperature: 1.25,
+            thresholds: [0.5, 0.45, 0.4, 0.35, 0.3],
             bias: [0.1, -0.2, 0.0, 0.3, -1.0],
             weights: vec![
                 ("n0:delet".into(), [-1.0, -0.5, 0.0, 2.5, 0.0]),
