@@ -439,7 +439,7 @@ impl Engine {
         let mut matched = cleared(&mut s.matched);
         let mut candidates = cleared(&mut s.candidates);
         let rules = self.rule_pass(&r, &mut matched, &mut candidates);
-        let decision = self.decide(tool, &features, &rules, &matched);
+        let decision = self.decide(tool, &features, &r, &rules, &matched);
         let verdict = self.explain(tool, &features, &r, &matched, decision);
         s.matched = matched;
         s.candidates = candidates;
@@ -533,6 +533,7 @@ impl Engine {
             let mut candidates = cleared(&mut s.candidates);
             let rules = self.rule_pass(&r, &mut matched, &mut candidates);
             let ids = self.matched_category_ids(&matched);
+            let (verbs, modes) = action_words(&r);
             let mut keys: Vec<String> = Vec::new();
             model::keys(
                 tool,
@@ -540,6 +541,8 @@ impl Engine {
                 RuleSignals {
                     matched: &ids,
                     verdict: rules.decided.then_some(rules.category),
+                    verbs: &verbs,
+                    modes: &modes,
                 },
                 &mut keys,
             );
@@ -553,7 +556,14 @@ impl Engine {
 
     /// The category: the rules' where they are strong, the model's where they are weak or
     /// silent, "by caution" only when both are silent.
-    fn decide(&self, tool: &Tool, f: &Features, rules: &RulePass, matched: &[usize]) -> Decision {
+    fn decide(
+        &self,
+        tool: &Tool,
+        f: &Features,
+        r: &Resolved,
+        rules: &RulePass,
+        matched: &[usize],
+    ) -> Decision {
         let Some(model) = self.model.filter(|m| !m.is_empty()) else {
             return Decision {
                 category: rules.category,
@@ -564,9 +574,12 @@ impl Engine {
             };
         };
         let ids = self.matched_category_ids(matched);
+        let (verbs, modes) = action_words(r);
         let signals = RuleSignals {
             matched: &ids,
             verdict: rules.decided.then_some(rules.category),
+            verbs: &verbs,
+            modes: &modes,
         };
         let p = model.predict(tool, f, signals);
         let mut category = model.choose(&p);
@@ -638,6 +651,8 @@ impl Engine {
             let signals = RuleSignals {
                 matched: &ids,
                 verdict: None,
+                verbs: &[],
+                modes: &[],
             };
             let reasons = model.reasons(tool, f, signals, category, 3);
             let mut detail = if reasons.is_empty() {
@@ -895,6 +910,21 @@ fn describe_witness(w: &Witness, r: &Resolved, out: &mut String) {
             Ok(())
         }
     };
+}
+
+/// The tool's action words as the rules found them: the ones that count fully (from the name,
+/// or the description when the name has none), and the values of its mode arguments.
+fn action_words<'r>(r: &'r Resolved) -> (Vec<&'r str>, Vec<&'r str>) {
+    let mut verbs = Vec::new();
+    let mut modes = Vec::new();
+    for v in &r.verbs {
+        match v.origin {
+            VerbOrigin::Mode(_) => modes.push(v.word.as_ref()),
+            _ if v.factor >= 1.0 => verbs.push(v.word.as_ref()),
+            _ => {}
+        }
+    }
+    (verbs, modes)
 }
 
 fn strongest(scores: &[f64; 5]) -> Option<Category> {

@@ -58,6 +58,10 @@ pub struct RuleSignals<'a> {
     pub matched: &'a [&'a str],
     /// The rules' own verdict, or `None` when no rule decided.
     pub verdict: Option<Category>,
+    /// The tool's action words, as the rules found them.
+    pub verbs: &'a [&'a str],
+    /// The values of its mode arguments that are action words.
+    pub modes: &'a [&'a str],
 }
 
 impl Model {
@@ -140,6 +144,16 @@ pub fn keys(tool: &Tool, f: &Features, rules: RuleSignals, sink: &mut impl KeySi
     for id in rules.matched {
         sink.key(Place::Rule, &[id]);
     }
+    let mut words = Vec::new();
+    for (place, list) in [(Place::Verb, rules.verbs), (Place::ModeVerb, rules.modes)] {
+        for v in list {
+            words.clear();
+            tokens::prose_words(v, 2, &mut words);
+            if let Some(w) = words.first() {
+                sink.key(place, &[tokens::stem(w)]);
+            }
+        }
+    }
     sink.key(
         Place::RuleVerdict,
         &[rules.verdict.map_or("none", |c| c.as_str())],
@@ -178,9 +192,12 @@ pub fn describe_key(key: &str, tool: &Tool, f: &Features) -> String {
 fn spelled(place: Place, stem: &str, tool: &Tool, f: &Features) -> Option<String> {
     let matches = |w: &str| tokens::stem(w) == stem;
     match place {
-        Place::Name | Place::NameFirst | Place::NameLast | Place::NamePair => {
-            f.name_words.iter().find(|w| matches(w)).map(str::to_string)
-        }
+        Place::Name | Place::NameFirst | Place::NameLast | Place::NamePair | Place::Verb => f
+            .name_words
+            .iter()
+            .find(|w| matches(w))
+            .map(str::to_string)
+            .or_else(|| spelled(Place::Description, stem, tool, f)),
         Place::Lead | Place::Description | Place::DescriptionPair => {
             let mut words = Vec::new();
             tokens::prose_words(&tool.description, 60, &mut words);

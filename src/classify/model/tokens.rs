@@ -54,6 +54,10 @@ pub enum Place {
     Annotation,
     /// How many properties the schema has, bucketed.
     Arity,
+    /// The tool's action word, as the rules found it.
+    Verb,
+    /// An action word among a mode argument's values.
+    ModeVerb,
     /// A classification rule that matched.
     Rule,
     /// The rules' own verdict.
@@ -79,6 +83,8 @@ impl Place {
             Place::PropertyText => "pd",
             Place::Annotation => "a",
             Place::Arity => "np",
+            Place::Verb => "v",
+            Place::ModeVerb => "vm",
             Place::Rule => "r",
             Place::RuleVerdict => "rc",
         }
@@ -105,13 +111,15 @@ impl Place {
             Place::PropertyText => "in an argument's description",
             Place::Annotation => "annotation",
             Place::Arity => "arguments",
+            Place::Verb => "as the action word",
+            Place::ModeVerb => "among the argument modes",
             Place::Rule => "rule",
             Place::RuleVerdict => "the rules' verdict",
         }
     }
 }
 
-const ALL_PLACES: [Place; 17] = [
+const ALL_PLACES: [Place; 19] = [
     Place::Name,
     Place::NameFirst,
     Place::NameLast,
@@ -127,6 +135,8 @@ const ALL_PLACES: [Place; 17] = [
     Place::PropertyText,
     Place::Annotation,
     Place::Arity,
+    Place::Verb,
+    Place::ModeVerb,
     Place::Rule,
     Place::RuleVerdict,
 ];
