@@ -6,10 +6,10 @@
 //!
 //! `scripts/train-model.sh` runs `train`.
 
-use mcprisk::classify::corpus::Corpus;
-use mcprisk::classify::model::evaluate::{self, Scored};
 use mcprisk::classify::model::train::{self, Example};
 use mcprisk::classify::{Engine, RuleFile};
+use mcprisk::corpus::evaluate::{self, Scored};
+use mcprisk::corpus::Corpus;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {

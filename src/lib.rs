@@ -12,6 +12,8 @@
 //! - [`policy`]: the recommended rule per tool, and one module per policy flavour;
 //! - [`report`]: one module per output format;
 //! - [`ci`]: the CI gate's lock file, drift and policy coverage;
+//! - [`corpus`]: the blind-labelled tools the classifier's model learns from, and how it is
+//!   trained and measured on them;
 //! - [`commands`]: one file per subcommand, on top of the rest; nothing below imports a command.
 //!
 //! Under them all: [`model`] (the data that flows), [`error`], and [`output`] (text made safe
@@ -23,14 +25,10 @@ pub mod ci;
 pub mod classify;
 pub mod cli;
 pub mod commands;
+pub mod corpus;
 pub mod error;
 pub mod model;
 pub mod output;
 pub mod policy;
 pub mod report;
 pub mod targets;
-
-/// The tool-list reader at its former path too, for the classifier's corpus test (in
-/// `classify/engine.rs`), which reads the corpus through `crate::toollist`.
-#[cfg(test)]
-use targets::toollist;

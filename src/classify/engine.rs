@@ -985,7 +985,8 @@ mod tests {
             files.sort();
             for path in files {
                 let list =
-                    crate::toollist::parse(&std::fs::read(&path).unwrap(), "corpus").unwrap();
+                    crate::targets::toollist::parse(&std::fs::read(&path).unwrap(), "corpus")
+                        .unwrap();
                 tools.extend(list.tools);
             }
         }

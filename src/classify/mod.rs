@@ -2,7 +2,6 @@
 //! and the findings that need the whole server.
 
 mod cond;
-pub mod corpus;
 pub mod engine;
 pub mod features;
 pub mod findings;

@@ -5,7 +5,6 @@
 //! The rules keep the strong, explainable evidence and the hard constraints; the model decides
 //! where the rules are weak or silent (see `Engine::classify`).
 
-pub mod evaluate;
 pub mod tokens;
 pub mod train;
 pub mod weights;

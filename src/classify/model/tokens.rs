@@ -373,7 +373,7 @@ mod tests {
 
     #[test]
     fn hashing_a_key_in_parts_equals_hashing_the_string() {
-        let tool = crate::toollist::from_value(
+        let tool = crate::targets::toollist::from_value(
             serde_json::json!({"tools": [{
                 "name": "closePosition",
                 "description": "Closes an open trading position at market price.",

@@ -1,4 +1,4 @@
-//! The labelled corpus the model learns from (`catalog/corpus/`): each server's tool list as it
+//! The labelled corpus the classifier's model learns from (`catalog/corpus/`): each server's tool list as it
 //! sent it, its blind labels with the labeller and a reason per tool, and the frozen split.
 //!
 //! The split is fixed before any tuning: a server is in the test split when the first four bytes
@@ -12,6 +12,8 @@ use serde::Deserialize;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
+
+pub mod evaluate;
 
 /// The seed of the split's hash.
 pub const SPLIT_SEED: &str = "mcprisk-corpus-split-v1";
@@ -119,7 +121,7 @@ impl Corpus {
                     labels.server
                 )));
             }
-            let list = crate::toollist::from_tools(file.tools);
+            let list = crate::targets::toollist::from_tools(file.tools);
             let mut tools = Vec::new();
             for label in labels.tools {
                 let tool = list

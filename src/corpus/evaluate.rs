@@ -1,11 +1,11 @@
 //! Training on the corpus and measuring verdicts against its labels: the shipped training
 //! step, cross-validation on the training split, and the figures the bars are stated in.
 
-use super::train::{self, Example, Settings};
-use super::weights::{softmax, ModelText};
-use super::Model;
-use crate::classify::corpus::{Corpus, Labelled};
+use crate::classify::model::train::{self, Example, Settings};
+use crate::classify::model::weights::{self, softmax, ModelText};
+use crate::classify::model::{tokens, Model};
 use crate::classify::Engine;
+use crate::corpus::{Corpus, Labelled};
 use crate::model::{Category, Severity};
 use std::fmt::Write as _;
 
@@ -31,7 +31,7 @@ fn training_examples(corpus: &Corpus, rules: &Engine) -> Vec<Example> {
 
 /// The fold of a server in `folds`-fold cross-validation (stable, by its id).
 fn fold_of(server: &str, folds: usize) -> usize {
-    (super::tokens::hash_key(server) % folds as u64) as usize
+    (tokens::hash_key(server) % folds as u64) as usize
 }
 
 /// The shipped model: trained on the whole training split with the default settings; its
@@ -58,7 +58,7 @@ fn out_of_fold(examples: &[Example], settings: Settings, folds: usize) -> Vec<([
             .filter(|e| fold_of(&e.server, folds) != fold)
             .cloned()
             .collect();
-        let table = super::weights::Table::new(&train::train(&train_set, settings));
+        let table = weights::Table::new(&train::train(&train_set, settings));
         for (i, e) in examples.iter().enumerate() {
             if fold_of(&e.server, folds) == fold {
                 out[i] = (
@@ -84,7 +84,7 @@ pub fn calibrate(examples: &[Example], settings: Settings) -> (f64, [f64; 5]) {
 }
 
 fn hashes_of(keys: &[String]) -> Vec<u64> {
-    let mut h: Vec<u64> = keys.iter().map(|k| super::tokens::hash_key(k)).collect();
+    let mut h: Vec<u64> = keys.iter().map(|k| tokens::hash_key(k)).collect();
     h.sort_unstable();
     h.dedup();
     h
@@ -127,10 +127,10 @@ fn fit_thresholds(probs: &[([f64; 5], usize)]) -> [f64; 5] {
     let cost = |t: &[f64; 5]| -> f64 {
         probs
             .iter()
-            .map(|(p, y)| mistake_cost(Category::ALL[*y], super::weights::choose(p, t)))
+            .map(|(p, y)| mistake_cost(Category::ALL[*y], weights::choose(p, t)))
             .sum()
     };
-    let mut t = super::weights::DEFAULT_THRESHOLDS;
+    let mut t = weights::DEFAULT_THRESHOLDS;
     for _ in 0..4 {
         for c in [4usize, 3, 2, 1] {
             let mut best = (cost(&t), t[c]);
