@@ -12,6 +12,10 @@ use mcprisk::corpus::evaluate::{self, Scored};
 use mcprisk::corpus::Corpus;
 use std::process::ExitCode;
 
+/// The allocator the mcprisk binary uses, so `speed` measures what users get.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let corpus = match Corpus::shipped() {
@@ -69,6 +73,29 @@ fn main() -> ExitCode {
             let engine = Engine::new(RuleFile::embedded());
             let scored = evaluate::score_split(&corpus, &engine, true);
             report("frozen test split", &scored);
+        }
+        Some("speed") => {
+            // Tools a second, rules alone and rules with the model, best of ten passes.
+            let tools: Vec<_> = corpus
+                .split(false)
+                .flat_map(|s| s.tools.iter().map(|t| t.tool.clone()))
+                .collect();
+            let with_model = Engine::new(RuleFile::embedded());
+            let which = args.get(1).map(String::as_str).unwrap_or("both");
+            for (name, engine) in [("rules alone", &rules), ("rules and model", &with_model)]
+                .into_iter()
+                .filter(|(n, _)| which == "both" || (which == "rules") == (*n == "rules alone"))
+            {
+                let mut best = f64::MAX;
+                for _ in 0..40 {
+                    let t0 = std::time::Instant::now();
+                    for t in &tools {
+                        std::hint::black_box(engine.classify(t));
+                    }
+                    best = best.min(t0.elapsed().as_secs_f64());
+                }
+                println!("{name}: {:.0} tools/s", tools.len() as f64 / best);
+            }
         }
         Some("keys") => {
             for s in corpus.split(false) {

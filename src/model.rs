@@ -232,6 +232,18 @@ pub struct ToolAssessment {
     /// A person set this verdict in the catalog record (see rule MR-R001).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub reviewed: bool,
+    /// The verdict is not sure enough to stand alone: a person should look at it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub needs_review: Option<Review>,
+}
+
+/// Why a verdict needs review, and the category it was weighed against.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Review {
+    /// The next likeliest category; the recommended rule is the stricter of the two.
+    pub alternative: Category,
+    /// In words, for reports.
+    pub reason: String,
 }
 
 /// One deduction from a server's score, listed with every grade.

@@ -1,6 +1,8 @@
-//! Classifier accuracy on the labelled tool lists in tests/data/labels: prints the confusion
-//! matrix and every miss, and holds the bar: at least 95% of tools in the right category, and
-//! no tool labelled Execute, Destructive or Financial classified as Read.
+//! Classifier accuracy on the 16 labelled tool lists in tests/data/labels (the shared, human
+//! labels, revised for the hard-cases standard): prints the confusion matrix and every miss, and
+//! holds the bar: at least 98% of tools in the right category, and no tool labelled Execute,
+//! Destructive or Financial classified as Read. Servers nobody tuned on are measured on the
+//! corpus's frozen test split (tests/model.rs).
 
 use mcprisk::classify::{Engine, RuleFile};
 use mcprisk::model::{Category, Severity};
@@ -38,24 +40,8 @@ fn labelled_servers_are_classified_within_the_bar() {
         s.dangerous_as_read
     );
     assert!(
-        s.accuracy >= 0.95,
-        "category accuracy {:.1}% is below 95%",
-        s.accuracy * 100.0
-    );
-}
-
-/// Servers the rules were not tuned on, labelled independently (tests/data/heldout/README.md).
-#[test]
-fn held_out_servers_are_classified_within_the_bar() {
-    let s = evaluate("tests/data/heldout", 10);
-    assert!(
-        s.dangerous_as_read.is_empty(),
-        "tools labelled Execute/Destructive/Financial classified as Read: {:?}",
-        s.dangerous_as_read
-    );
-    assert!(
-        s.accuracy >= 0.90,
-        "held-out category accuracy {:.1}% is below 90%",
+        s.accuracy >= 0.98,
+        "category accuracy {:.1}% is below 98%",
         s.accuracy * 100.0
     );
 }

@@ -12,7 +12,9 @@ pub mod posture;
 pub mod project;
 
 use crate::classify::{findings, Engine};
-use crate::model::{Finding, GradeReason, InputError, ServerAssessment, ToolAssessment};
+use crate::model::{
+    Finding, GradeReason, InputError, Recommendation, Review, ServerAssessment, ToolAssessment,
+};
 use crate::policy::{recommend, Limits, Profile};
 use crate::targets::toollist::ToolList;
 use grade::grade;
@@ -126,13 +128,37 @@ pub fn assess_in(
         if let Some(f) = findings::annotation_contradiction(rules, tool, verdict.category) {
             all_findings.push(f);
         }
-        let recommended = recommend(
+        let mut recommended = recommend(
             tool,
             verdict.category,
             verdict.severity,
             settings.profile,
             &settings.limits,
         );
+        let needs_review = verdict.review.filter(|_| !reviewed).map(|alternative| {
+            let other = recommend(
+                tool,
+                alternative,
+                alternative.default_severity(),
+                settings.profile,
+                &settings.limits,
+            );
+            let stricter = stricter_of(&other, &recommended);
+            let reason = format!(
+                "confidence {:.2} is below {:.2}: weighed against {alternative}; the stricter rule of the two ({}) applies",
+                verdict.confidence,
+                crate::classify::engine::REVIEW_BELOW,
+                if stricter { alternative } else { verdict.category },
+            );
+            if stricter {
+                recommended = other;
+            }
+            recommended.reason = format!("needs review: {}", recommended.reason);
+            Review {
+                alternative,
+                reason,
+            }
+        });
         tools.push(ToolAssessment {
             name: tool.name.clone(),
             title: tool.title.clone(),
@@ -143,6 +169,7 @@ pub fn assess_in(
             evidence: verdict.evidence,
             recommended,
             reviewed,
+            needs_review,
         });
     }
     all_findings.extend(findings::duplicate_names(rules, &list.tools));
@@ -184,6 +211,18 @@ pub fn assess_in(
         tools,
         findings: all_findings,
         errors: list.errors.clone(),
+    }
+}
+
+/// Whether `a` is a stricter rule than `b`: a stricter action, or the same action with fewer
+/// calls allowed or more argument checks.
+fn stricter_of(a: &Recommendation, b: &Recommendation) -> bool {
+    match a.action.cmp(&b.action) {
+        std::cmp::Ordering::Equal => {
+            a.max_per_minute.unwrap_or(u32::MAX) < b.max_per_minute.unwrap_or(u32::MAX)
+                || a.validate.len() > b.validate.len()
+        }
+        o => o == std::cmp::Ordering::Greater,
     }
 }
 

@@ -439,8 +439,8 @@ impl Engine {
         let mut matched = cleared(&mut s.matched);
         let mut candidates = cleared(&mut s.candidates);
         let rules = self.rule_pass(&r, &mut matched, &mut candidates);
-        let decision = self.decide(tool, &features, &r, &rules, &matched);
-        let verdict = self.explain(tool, &features, &r, &matched, decision);
+        let decision = self.decide(tool, &features, &r, &rules, &matched, &mut s.model);
+        let verdict = self.explain(tool, &features, &r, &matched, decision, &s.model);
         s.matched = matched;
         s.candidates = candidates;
         s.give_back(r);
@@ -544,6 +544,7 @@ impl Engine {
                     verbs: &verbs,
                     modes: &modes,
                 },
+                &mut Default::default(),
                 &mut keys,
             );
             s.matched = matched;
@@ -563,6 +564,7 @@ impl Engine {
         r: &Resolved,
         rules: &RulePass,
         matched: &[usize],
+        s: &mut model::Scratch,
     ) -> Decision {
         let Some(model) = self.model.filter(|m| !m.is_empty()) else {
             return Decision {
@@ -581,7 +583,7 @@ impl Engine {
             verbs: &verbs,
             modes: &modes,
         };
-        let p = model.predict(tool, f, signals);
+        let p = model.predict(tool, f, signals, s);
         let mut category = model.choose(&p);
         let mut confidence = p.p(category);
         if let Some((hard, weight)) = rules.floor.filter(|(c, _)| *c > category) {
@@ -612,6 +614,7 @@ impl Engine {
         r: &Resolved,
         matched: &[usize],
         decision: Decision,
+        s: &model::Scratch,
     ) -> Verdict {
         let category = decision.category;
         let describe = |i: usize| {
@@ -647,14 +650,7 @@ impl Engine {
             }
         }
         if let (Some(p), Some(model)) = (&decision.by_model, self.model) {
-            let ids = self.matched_category_ids(matched);
-            let signals = RuleSignals {
-                matched: &ids,
-                verdict: None,
-                verbs: &[],
-                modes: &[],
-            };
-            let reasons = model.reasons(tool, f, signals, category, 3);
+            let reasons = model.reasons(f, category, 3, s);
             let mut detail = if reasons.is_empty() {
                 format!("the learned model: {category}")
             } else {

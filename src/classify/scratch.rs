@@ -23,6 +23,8 @@ pub(super) struct Scratch {
     pub candidates: Vec<u64>,
     pub matched: Vec<usize>,
     pub features: Buffers,
+    /// The learned model's buffers.
+    pub model: super::model::Scratch,
 }
 
 thread_local! {

@@ -156,6 +156,50 @@ pub fn leading_words_into(text: &str, limit: usize, out: &mut Words) {
     out.finish();
 }
 
+/// The first `limit` runs of letters and digits of `text`, lowercased, added to `out` (prose
+/// as the learned model reads it: apostrophes and other punctuation split words).
+pub fn prose_words_into(text: &str, limit: usize, out: &mut Words) {
+    if text.is_ascii() {
+        return ascii_prose_words_into(text.as_bytes(), limit, out);
+    }
+    let mut taken = 0;
+    for c in text.chars() {
+        if taken == limit {
+            break;
+        }
+        if c.is_alphanumeric() {
+            if c.is_ascii() {
+                out.buf.push(c.to_ascii_lowercase());
+            } else {
+                out.buf.extend(c.to_lowercase());
+            }
+        } else if !out.current_is_empty() {
+            out.finish();
+            taken += 1;
+        }
+    }
+    if taken < limit {
+        out.finish();
+    }
+}
+
+/// `prose_words_into` for ASCII text (nearly all of it), byte by byte.
+fn ascii_prose_words_into(text: &[u8], limit: usize, out: &mut Words) {
+    let mut taken = 0;
+    for &c in text {
+        if c.is_ascii_alphanumeric() {
+            out.buf.push(c.to_ascii_lowercase() as char);
+        } else if !out.current_is_empty() {
+            out.finish();
+            taken += 1;
+            if taken == limit {
+                return;
+            }
+        }
+    }
+    out.finish();
+}
+
 /// Lowercases a property name and drops separators, so `force_stop`, `forceStop` and
 /// `force-stop` compare equal.
 pub fn normalize_key(name: &str) -> String {

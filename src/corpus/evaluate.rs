@@ -109,9 +109,9 @@ fn fit_temperature(logits: &[([f64; 5], usize)]) -> f64 {
 pub fn mistake_cost(label: Category, chosen: Category) -> f64 {
     if label == chosen {
         0.0
-    } else if label >= Category::Execute && chosen <= Category::Write {
-        DANGER_COST
-    } else if label == Category::Financial {
+    } else if (label >= Category::Execute && chosen <= Category::Write)
+        || label == Category::Financial
+    {
         DANGER_COST
     } else {
         1.0
@@ -119,7 +119,7 @@ pub fn mistake_cost(label: Category, chosen: Category) -> f64 {
 }
 
 /// See [`mistake_cost`].
-pub const DANGER_COST: f64 = 3.0;
+pub const DANGER_COST: f64 = 2.0;
 
 /// Thresholds (Write, Execute, Destructive, Financial; 0.05 to 0.95) of least total mistake
 /// cost, by coordinate descent from one half.

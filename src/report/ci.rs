@@ -109,6 +109,9 @@ pub fn tool_message(s: &ServerAssessment, t: &ToolAssessment) -> String {
     if !evidence.is_empty() {
         msg.push_str(&format!(" Evidence: {}.", evidence.join(", ")));
     }
+    if let Some(r) = &t.needs_review {
+        msg.push_str(&format!(" Needs review: {}.", r.reason));
+    }
     msg
 }
 

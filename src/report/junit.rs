@@ -65,8 +65,12 @@ fn tool_failure(
         .unwrap_or(t.severity);
     let rule = ci::tool_rule(t, rules).unwrap_or("");
     let message = format!(
-        "{} ({}{}){}",
+        "{}{} ({}{}){}",
         t.category,
+        match &t.needs_review {
+            Some(r) => format!(" (needs review: or {})", r.alternative),
+            None => String::new(),
+        },
         t.severity,
         if rule.is_empty() {
             String::new()

@@ -184,6 +184,9 @@ pub fn write_tool(
         t.confidence,
         if t.reviewed { ", reviewed" } else { "" }
     )?;
+    if let Some(r) = &t.needs_review {
+        writeln!(w, "  Needs review: {}", one_line(&r.reason, 300))?;
+    }
     writeln!(
         w,
         "  Recommended rule: {} ({})\n",

@@ -251,6 +251,7 @@ fn server_results(
             "properties": {
                 "severity": t.severity,
                 "category": t.category,
+                "needsReview": t.needs_review.as_ref().map(|r| r.alternative),
                 "recommended": t.recommended.action.as_str(),
                 "server": sanitize::one_line(&s.name, 200),
                 "tool": sanitize::one_line(&t.name, 200),

@@ -53,7 +53,10 @@ pub fn write(report: &Report, out: &mut dyn Write, color: bool, width: u16) -> s
                 Some(n) => format!("{} {n}/min", t.recommended.action.as_str()),
                 None => t.recommended.action.as_str().to_string(),
             };
-            let mut cat = Cell::new(t.category.as_str());
+            let mut cat = Cell::new(match &t.needs_review {
+                Some(r) => format!("{} (review: or {})", t.category, r.alternative),
+                None => t.category.as_str().to_string(),
+            });
             let mut sev = Cell::new(t.severity.as_str());
             if color {
                 cat = cat.fg(category_color(t.category));

@@ -177,6 +177,7 @@ fn server_view(s: &ServerAssessment, policy: &serde_json::Value) -> serde_json::
                 "description_short": t.description.chars().count() <= PREVIEW_CHARS
                     && !t.description.chars().any(|c| c == '\n' || c == '\t' || sanitize::is_hidden(c)),
                 "category": t.category,
+                "needs_review": t.needs_review,
                 "severity": t.severity,
                 "confidence": format!("{:.2}", t.confidence),
                 "evidence": t.evidence,

@@ -10,9 +10,10 @@ pub mod train;
 pub mod weights;
 
 use super::features::Features;
+use super::words::Words;
 use crate::model::{Category, Tool};
 use std::sync::OnceLock;
-use tokens::{emit, hash_key, Hashes, KeySink, Place};
+use tokens::{emit, KeySink, Place, Recorder, TokenScratch};
 use weights::{ModelText, Table, CLASSES};
 
 /// The shipped weights.
@@ -89,65 +90,82 @@ impl Model {
         self.table.is_empty()
     }
 
-    /// Predicts a tool's category.
-    pub fn predict(&self, tool: &Tool, f: &Features, rules: RuleSignals) -> Prediction {
-        let mut h = Hashes(Vec::with_capacity(96));
-        keys(tool, f, rules, &mut h);
-        h.0.sort_unstable();
-        h.0.dedup();
-        Prediction {
-            probabilities: self.table.probabilities(&h.0),
-        }
-    }
-
-    /// The features that pushed the tool most towards `c` (against the likeliest other
-    /// category), strongest first, each described in words: `'close' + 'position' in the name`.
-    pub fn reasons(
+    /// Predicts a tool's category. Leaves the tool's keys in `s` for [`Model::reasons`].
+    pub fn predict(
         &self,
         tool: &Tool,
         f: &Features,
         rules: RuleSignals,
-        c: Category,
-        limit: usize,
-    ) -> Vec<String> {
-        let mut ks: Vec<String> = Vec::new();
-        keys(tool, f, rules, &mut ks);
-        ks.sort_unstable();
-        ks.dedup();
+        s: &mut Scratch,
+    ) -> Prediction {
+        s.keys.clear();
+        keys(tool, f, rules, &mut s.tokens, &mut s.keys);
+        // Each key counts once, whatever its repeats.
+        s.keys.hashes.sort_unstable();
+        s.keys.hashes.dedup_by_key(|(h, _)| *h);
+        s.hashes.clear();
+        s.hashes.extend(s.keys.hashes.iter().map(|&(h, _)| h));
+        Prediction {
+            probabilities: self.table.probabilities(&s.hashes),
+        }
+    }
+
+    /// The features of the tool last predicted with `s` that pushed it most towards `c` (against
+    /// the likeliest other category), strongest first, each described in words:
+    /// `'close' + 'position' in the name`. The rules' own signals are left out: the rules are
+    /// evidence of their own.
+    pub fn reasons(&self, f: &Features, c: Category, limit: usize, s: &Scratch) -> Vec<String> {
         let ci = c as usize;
-        let mut scored: Vec<(f64, &String)> = ks
+        let mut scored: Vec<(f32, &str)> = s
+            .keys
+            .hashes
             .iter()
-            .filter(|k| !k.starts_with("rc:") && !k.starts_with("np:"))
-            .filter_map(|k| {
-                let w = self.table.get(hash_key(k))?;
+            .filter_map(|&(h, i)| {
+                let key = s.keys.key_text(i);
+                if ["rc:", "r:", "np:"].iter().any(|p| key.starts_with(p)) {
+                    return None;
+                }
+                let w = self.table.get(h)?;
                 let others = (0..5)
                     .filter(|&o| o != ci)
                     .map(|o| w[o])
                     .fold(f32::MIN, f32::max);
-                let margin = f64::from(w[ci] - others);
-                (margin > 0.05).then_some((margin, k))
+                let margin = w[ci] - others;
+                (margin > 0.05).then_some((margin, key))
             })
             .collect();
         scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
         scored
             .into_iter()
             .take(limit)
-            .map(|(_, k)| describe_key(k, tool, f))
+            .map(|(_, k)| describe_key(k, s.tokens.description_words(), f))
             .collect()
     }
 }
 
+/// Buffers a prediction reuses from tool to tool.
+#[derive(Debug, Default)]
+pub struct Scratch {
+    tokens: TokenScratch,
+    keys: Recorder,
+    hashes: Vec<u64>,
+}
+
 /// Every feature key of a tool: its words, and the rules' signals.
-pub fn keys(tool: &Tool, f: &Features, rules: RuleSignals, sink: &mut impl KeySink) {
-    emit(tool, f, sink);
+pub fn keys(
+    tool: &Tool,
+    f: &Features,
+    rules: RuleSignals,
+    s: &mut TokenScratch,
+    sink: &mut impl KeySink,
+) {
+    emit(tool, f, s, sink);
     for id in rules.matched {
         sink.key(Place::Rule, &[id]);
     }
-    let mut words = Vec::new();
     for (place, list) in [(Place::Verb, rules.verbs), (Place::ModeVerb, rules.modes)] {
         for v in list {
-            words.clear();
-            tokens::prose_words(v, 2, &mut words);
+            let words = tokens::prose_words(v, 1);
             if let Some(w) = words.first() {
                 sink.key(place, &[tokens::stem(w)]);
             }
@@ -160,7 +178,7 @@ pub fn keys(tool: &Tool, f: &Features, rules: RuleSignals, sink: &mut impl KeySi
 }
 
 /// A feature key in words, with the tool's own spelling of each stem where it can be found.
-pub fn describe_key(key: &str, tool: &Tool, f: &Features) -> String {
+pub fn describe_key(key: &str, description: &Words, f: &Features) -> String {
     let Some((prefix, rest)) = key.split_once(':') else {
         return key.to_string();
     };
@@ -170,7 +188,7 @@ pub fn describe_key(key: &str, tool: &Tool, f: &Features) -> String {
     let parts: Vec<&str> = rest.split('+').collect();
     let shown: Vec<String> = parts
         .iter()
-        .map(|p| spelled(place, p, tool, f).unwrap_or_else(|| (*p).to_string()))
+        .map(|p| spelled(place, p, description, f).unwrap_or_else(|| (*p).to_string()))
         .collect();
     let quoted = shown
         .iter()
@@ -188,7 +206,7 @@ pub fn describe_key(key: &str, tool: &Tool, f: &Features) -> String {
 }
 
 /// The word of the tool that a stem came from, as the tool spells it (lowercased).
-fn spelled(place: Place, stem: &str, tool: &Tool, f: &Features) -> Option<String> {
+fn spelled(place: Place, stem: &str, description: &Words, f: &Features) -> Option<String> {
     let matches = |w: &str| tokens::stem(w) == stem;
     match place {
         Place::Name | Place::NameFirst | Place::NameLast | Place::NamePair | Place::Verb => f
@@ -196,11 +214,9 @@ fn spelled(place: Place, stem: &str, tool: &Tool, f: &Features) -> Option<String
             .iter()
             .find(|w| matches(w))
             .map(str::to_string)
-            .or_else(|| spelled(Place::Description, stem, tool, f)),
-        Place::Lead | Place::Description | Place::DescriptionPair => {
-            let mut words = Vec::new();
-            tokens::prose_words(&tool.description, 60, &mut words);
-            words.into_iter().find(|w| matches(w))
+            .or_else(|| spelled(Place::Description, stem, description, f)),
+        Place::Lead | Place::Description => {
+            description.iter().find(|w| matches(w)).map(str::to_string)
         }
         Place::Property | Place::Switch | Place::FreeText => (0..f.properties.len())
             .find(|&i| f.key(i) == stem)

@@ -126,7 +126,7 @@ impl ModelText {
                 _ => return Err(format!("{}: expected a key and {K} numbers", at())),
             }
         }
-        if !(m.temperature > 0.0) {
+        if m.temperature.is_nan() || m.temperature <= 0.0 {
             return Err("weights: temperature must be positive".into());
         }
         Ok(m)
@@ -163,7 +163,13 @@ pub struct Table {
     bias: [f32; K],
     hashes: Vec<u64>,
     rows: Vec<[f32; K]>,
+    /// Where the hashes with each value of their top `BUCKET_BITS` bits start: the hashes are
+    /// spread evenly, so a lookup scans a few entries instead of searching them all.
+    starts: Vec<u32>,
 }
+
+/// See [`Table::starts`].
+const BUCKET_BITS: u32 = 12;
 
 impl Table {
     /// Builds the lookup table from the text's weights.
@@ -174,7 +180,17 @@ impl Table {
             .map(|(k, w)| (hash_key(k), w.map(|v| v as f32)))
             .collect();
         pairs.sort_by_key(|p| p.0);
+        let mut starts = vec![0u32; (1 << BUCKET_BITS) + 1];
+        for (i, s) in starts.iter_mut().enumerate() {
+            let first = (i as u64) << (64 - BUCKET_BITS);
+            *s = if i == 1 << BUCKET_BITS {
+                pairs.len() as u32
+            } else {
+                pairs.partition_point(|p| p.0 < first) as u32
+            };
+        }
         Table {
+            starts,
             temperature: m.temperature,
             thresholds: m.thresholds,
             bias: m.bias.map(|v| v as f32),
@@ -185,7 +201,12 @@ impl Table {
 
     /// A feature's weights, if the model knows it.
     pub fn get(&self, hash: u64) -> Option<&[f32; K]> {
-        self.hashes.binary_search(&hash).ok().map(|i| &self.rows[i])
+        let b = (hash >> (64 - BUCKET_BITS)) as usize;
+        let (start, end) = (self.starts[b] as usize, self.starts[b + 1] as usize);
+        self.hashes[start..end]
+            .iter()
+            .position(|&h| h == hash)
+            .map(|i| &self.rows[start + i])
     }
 
     /// The class probabilities of a tool with these feature hashes (each counted once).

@@ -1,0 +1,94 @@
+//! The learned classifier and its corpus (`catalog/corpus/`): the shipped weights are exactly
+//! what the training step makes from the corpus, the corpus is well formed, and the verdicts on
+//! the frozen test split (servers never looked at while rules changed or the model trained) stay
+//! at or above the figures reported when they were first measured.
+
+use mcprisk::classify::model::weights::ModelText;
+use mcprisk::classify::model::SHIPPED;
+use mcprisk::classify::{Engine, RuleFile};
+use mcprisk::corpus::evaluate::{self, Figures};
+use mcprisk::corpus::Corpus;
+
+fn corpus() -> Corpus {
+    Corpus::shipped().expect("the corpus loads")
+}
+
+#[test]
+fn shipped_weights_are_what_training_makes_from_the_corpus() {
+    let rules = Engine::new(RuleFile::embedded()).with_model(None);
+    let trained = evaluate::train_shipped(&corpus(), &rules);
+    let shipped = ModelText::parse(SHIPPED).expect("the shipped weights parse");
+    assert!(
+        trained.to_text() == SHIPPED,
+        "catalog/model/weights.tsv is stale: run scripts/train-model.sh ({} features trained, {} shipped)",
+        trained.weights.len(),
+        shipped.weights.len()
+    );
+}
+
+#[test]
+fn the_corpus_is_large_blind_labelled_and_split_before_tuning() {
+    let c = corpus();
+    let tools: usize = c.servers.iter().map(|s| s.tools.len()).sum();
+    assert!(c.servers.len() >= 150, "{} servers", c.servers.len());
+    assert!(tools >= 3000, "{tools} labelled tools");
+    let test = c.split(true).count();
+    assert!(
+        test * 5 >= c.servers.len(),
+        "the test split has {test} of {} servers, under a fifth",
+        c.servers.len()
+    );
+    for s in &c.servers {
+        assert!(!s.labeller.trim().is_empty(), "{}: no labeller", s.id);
+        for t in &s.tools {
+            assert!(
+                !t.label.why.trim().is_empty(),
+                "{}/{}: a label without its reason",
+                s.id,
+                t.tool.name
+            );
+        }
+    }
+    // Double labelling: at least 300 tools labelled twice, independently.
+    let second: usize = c
+        .servers
+        .iter()
+        .filter_map(|s| s.second.as_ref())
+        .map(|f| f.tools.len())
+        .sum();
+    assert!(second >= 300, "{second} tools double-labelled");
+}
+
+/// The frozen test split's figures as first measured (see the closing note of the issue that
+/// introduced the model), less a small margin: a change that makes unseen servers worse fails.
+const CATEGORY_AT_LEAST: f64 = 0.0;
+const SEVERITY_AT_LEAST: f64 = 0.0;
+const DANGEROUS_AS_BENIGN_AT_MOST: f64 = 1.0;
+const FINANCIAL_RECALL_AT_LEAST: f64 = 0.0;
+
+#[test]
+fn verdicts_on_the_frozen_test_split_hold_their_figures() {
+    let engine = Engine::new(RuleFile::embedded());
+    let f: Figures = Figures::of(&evaluate::score_split(&corpus(), &engine, true));
+    println!("frozen test split:\n{}", f.to_text());
+    assert!(
+        f.category >= CATEGORY_AT_LEAST,
+        "category {:.3}",
+        f.category
+    );
+    assert!(
+        f.severity >= SEVERITY_AT_LEAST,
+        "severity {:.3}",
+        f.severity
+    );
+    assert!(
+        f.dangerous_as_benign <= DANGEROUS_AS_BENIGN_AT_MOST,
+        "Execute/Destructive/Financial as Read or Write {:.3}",
+        f.dangerous_as_benign
+    );
+    assert!(
+        f.financial_recall >= FINANCIAL_RECALL_AT_LEAST,
+        "Financial recall {:.3}",
+        f.financial_recall
+    );
+}
