@@ -82,7 +82,9 @@ fn stdio_flag_runs_a_python_server() {
     let doc = json_of(&out);
     let s = &doc["servers"][0];
     assert_eq!(s["name"], "mcp-server-git");
-    assert_eq!(tool(s, "git_reset")["category"], "Destructive");
+    // git_reset only unstages (the shared labels' revision for the hard cases): Write.
+    assert_eq!(tool(s, "git_reset")["category"], "Write");
+    assert_eq!(tool(s, "git_commit")["category"], "Write");
     assert_eq!(tool(s, "git_status")["category"], "Read");
 }
 

@@ -59,12 +59,17 @@ fn the_corpus_is_large_blind_labelled_and_split_before_tuning() {
     assert!(second >= 300, "{second} tools double-labelled");
 }
 
-/// The frozen test split's figures as first measured (see the closing note of the issue that
-/// introduced the model), less a small margin: a change that makes unseen servers worse fails.
-const CATEGORY_AT_LEAST: f64 = 0.0;
-const SEVERITY_AT_LEAST: f64 = 0.0;
-const DANGEROUS_AS_BENIGN_AT_MOST: f64 = 1.0;
-const FINANCIAL_RECALL_AT_LEAST: f64 = 0.0;
+/// The frozen test split's figures as first measured on 2026-12-01 (77 servers, 1,259 tools:
+/// category 90.4%, severity 89.1%, Execute/Destructive/Financial as Read or Write 11.1% of 280,
+/// Financial recall 6 of 10, 98.2% of the 944 verdicts with confidence 0.9 or more right), less
+/// a small margin: a change that makes unseen servers worse fails. The issue's bars (95%, 93%,
+/// 3%, 90%) are not reached yet; raise these as the figures improve, never lower them.
+const CATEGORY_AT_LEAST: f64 = 0.89;
+const SEVERITY_AT_LEAST: f64 = 0.875;
+const DANGEROUS_AS_BENIGN_AT_MOST: f64 = 0.13;
+const FINANCIAL_RECALL_AT_LEAST: f64 = 0.5;
+/// Of the verdicts with confidence 0.9 or more, at least this share is right (the issue's bar).
+const CONFIDENT_RIGHT_AT_LEAST: f64 = 0.95;
 
 #[test]
 fn verdicts_on_the_frozen_test_split_hold_their_figures() {
@@ -90,5 +95,11 @@ fn verdicts_on_the_frozen_test_split_hold_their_figures() {
         f.financial_recall >= FINANCIAL_RECALL_AT_LEAST,
         "Financial recall {:.3}",
         f.financial_recall
+    );
+    assert!(
+        f.confident_right >= CONFIDENT_RIGHT_AT_LEAST,
+        "of {} verdicts with confidence 0.9 or more, {:.3} right",
+        f.confident,
+        f.confident_right
     );
 }
