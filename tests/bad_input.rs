@@ -1189,3 +1189,52 @@ fn header_env_sends_a_token_that_is_not_on_the_command_line() {
     assert_eq!(missing.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("MCPRISK_UNSET_VAR is not set"), "{stderr}");
 }
+
+/// Issue 12, item 1: a read word in the name must not hide what the description says the tool
+/// does. Each of these read-named tools deletes, runs a shell, or moves money.
+#[test]
+fn a_read_word_in_the_name_does_not_hide_what_the_tool_does() {
+    let list =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/hostile/deceptive-names.json");
+    let out = mcprisk()
+        .args(["scan", "--format", "json", "--tools"])
+        .arg(&list)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let s = &doc["servers"][0];
+    let category = |name: &str| {
+        s["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == name)
+            .unwrap()["category"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(category("get_status"), "Destructive");
+    assert_eq!(category("list_files"), "Execute");
+    assert_eq!(category("view_balance"), "Financial");
+    assert_eq!(category("search"), "Execute");
+    let deceptive: Vec<&str> = s["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == "MR-F107")
+        .map(|f| f["tool"].as_str().unwrap())
+        .collect();
+    for name in ["get_status", "list_files", "view_balance", "search"] {
+        assert!(
+            deceptive.contains(&name),
+            "no deceptive-name finding for {name}: {deceptive:?}"
+        );
+    }
+    assert_ne!(s["grade"], "A");
+}
