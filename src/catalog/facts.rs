@@ -71,12 +71,20 @@ pub fn identity(i: &Installed) -> (String, Identity) {
         Some(r) => evidence.push(format!(
             "{reg} package {}: its {} names the repository {r}",
             i.pinned(),
-            if reg == "npm" { "package.json" } else { "METADATA" }
+            if reg == "npm" {
+                "package.json"
+            } else {
+                "METADATA"
+            }
         )),
         None => evidence.push(format!(
             "{reg} package {}: its {} names no repository",
             i.pinned(),
-            if reg == "npm" { "package.json" } else { "METADATA" }
+            if reg == "npm" {
+                "package.json"
+            } else {
+                "METADATA"
+            }
         )),
     }
     if let (Some(scope), Some(owner)) = (scope, owner.as_deref()) {
@@ -177,9 +185,15 @@ pub fn auth(launch: &Launch, refusal: Option<&str>) -> Auth {
         });
     }
     let said = refusal.unwrap_or("").to_ascii_lowercase();
-    if ["oauth", "log in", "login", "authorize this app", "auth login"]
-        .iter()
-        .any(|w| said.contains(w))
+    if [
+        "oauth",
+        "log in",
+        "login",
+        "authorize this app",
+        "auth login",
+    ]
+    .iter()
+    .any(|w| said.contains(w))
     {
         push(&mut kinds, AuthKind::Oauth);
     }
@@ -213,7 +227,12 @@ pub fn auth(launch: &Launch, refusal: Option<&str>) -> Auth {
 }
 
 /// A new record's facts from the installed package.
-pub fn new_record(i: &Installed, command: Option<String>, launch: &Launch, refusal: Option<&str>) -> Record {
+pub fn new_record(
+    i: &Installed,
+    command: Option<String>,
+    launch: &Launch,
+    refusal: Option<&str>,
+) -> Record {
     let m = &i.meta;
     let (publisher, identity) = identity(i);
     let reg = i.spec.registry.as_str();
@@ -281,7 +300,7 @@ pub fn scan_command(i: &Installed, launch: &Launch) -> String {
     for a in &launch.args {
         words.push(format!("--arg={a}"));
     }
-    let mut line = shlex::try_join(words.iter().map(String::as_str)).unwrap_or_else(|_| words.join(" "));
+    let mut line = crate::targets::package::shell_join(&words);
     for (k, _) in &launch.env {
         line.push_str(&format!(" --env={k}=\"${k}\""));
     }
@@ -331,7 +350,10 @@ pub fn clean_reason(msg: &str, i: &Installed) -> String {
         }
     }
     let dir = i.dir.display().to_string();
-    s = s.replace(&dir, &format!("<{} {}>", i.spec.registry.as_str(), i.pinned()));
+    s = s.replace(
+        &dir,
+        &format!("<{} {}>", i.spec.registry.as_str(), i.pinned()),
+    );
     if let Some(base) = crate::targets::package::cache_base() {
         s = s.replace(&base.display().to_string(), "<cache>");
     }
@@ -384,14 +406,22 @@ mod tests {
     fn file_names_keep_scopes_apart() {
         assert_eq!(package_file_name("npm/@azure/mcp"), "npm--azure--mcp.yaml");
         assert_eq!(package_file_name("npm/tavily-mcp"), "npm--tavily-mcp.yaml");
-        assert_eq!(package_file_name("pypi/mcp-server-git"), "pypi--mcp-server-git.yaml");
-        assert_eq!(package_id(Registry::Pypi, "awslabs.Foo_bar"), "pypi/awslabs-foo-bar");
+        assert_eq!(
+            package_file_name("pypi/mcp-server-git"),
+            "pypi--mcp-server-git.yaml"
+        );
+        assert_eq!(
+            package_id(Registry::Pypi, "awslabs.Foo_bar"),
+            "pypi/awslabs-foo-bar"
+        );
     }
 
     #[test]
     fn reasons_are_sorted_by_what_they_ask_for() {
         assert!(needs_credentials("Error: OAuth keys file not found"));
-        assert!(needs_credentials("Authentication failed - check your Slack tokens"));
+        assert!(needs_credentials(
+            "Authentication failed - check your Slack tokens"
+        ));
         assert!(!needs_credentials("Cannot find module 'keytar.node'"));
         assert_eq!(strip_ansi("\u{1b}[31mred\u{1b}[0m"), "red");
         assert!(secret_name("GITHUB_PERSONAL_ACCESS_TOKEN"));

@@ -63,8 +63,15 @@ pub fn run(cmd: CatalogCommand) -> Result<u8> {
                 .into_iter()
                 .map(|e| (e, None))
                 .collect();
+            if rows.is_empty() {
+                eprintln!(
+                    "mcprisk: no record matches {:?} (searched names, aliases, summaries and tool names)",
+                    one_line(&word, 80)
+                );
+                return Ok(1);
+            }
             print_entries(&rows, format, None)?;
-            Ok(if rows.is_empty() { 1 } else { 0 })
+            Ok(0)
         }
         CatalogCommand::Show { id, catalog_dirs } => {
             let catalog = Catalog::load(&store::user_dirs(&catalog_dirs))?;
@@ -292,7 +299,8 @@ fn add_package(args: &AddArgs) -> Result<u8> {
     launch.no_network = t.no_network;
     let installed = install(&spec, &launch, args.quiet)?;
     let bin = installed.choose_bin(launch.bin.as_deref())?;
-    let cmd = installed.command(&launch)?;
+    // A bin the package declares but does not ship is a failure to start, with a record.
+    let cmd = installed.command(&launch);
     let start = installed.start_line(&bin, &launch.args);
 
     // The record of the same package, if the directory has one.
@@ -300,9 +308,20 @@ fn add_package(args: &AddArgs) -> Result<u8> {
     let existing: Option<(PathBuf, Record)> = if dir.is_dir() {
         let mut found = None;
         for path in store::record_files(dir)? {
+            // Parse only the files that name the package somewhere (a directory of hundreds
+            // of records is otherwise parsed whole on every add).
+            let named = std::fs::read_to_string(&path).is_ok_and(|t| match spec.registry {
+                Registry::Npm => t.contains(spec.name.as_str()),
+                Registry::Pypi => t
+                    .to_ascii_lowercase()
+                    .replace(['_', '.'], "-")
+                    .contains(&crate::targets::package::pypi_normalize(&spec.name)),
+            });
+            if !named {
+                continue;
+            }
             let Ok(r) = parse_record(&path) else { continue };
-            if r
-                .packages
+            if r.packages
                 .iter()
                 .any(|p| facts::same_package(p, spec.registry, &spec.name))
             {
@@ -315,31 +334,43 @@ fn add_package(args: &AddArgs) -> Result<u8> {
         None
     };
 
-    let target = crate::targets::Target {
-        name: crate::targets::resolve::package_server_name(&spec.name),
-        source: crate::targets::Source::Stdio(cmd),
-        entry: None,
-        needs_consent: false,
+    type Scanned = (
+        Vec<serde_json::Value>,
+        Option<serde_json::Value>,
+        Option<String>,
+    );
+    let scanned: std::result::Result<Scanned, String> = match cmd {
+        Err(e) => Err(e.to_string()),
+        Ok(cmd) => {
+            let target = crate::targets::Target {
+                name: crate::targets::resolve::package_server_name(&spec.name),
+                source: crate::targets::Source::Stdio(cmd),
+                entry: None,
+                needs_consent: false,
+            };
+            let mut opts = crate::targets::mcp::Options {
+                timeout: std::time::Duration::from_secs_f64(t.timeout.clamp(0.1, 86_400.0)),
+                ..Default::default()
+            };
+            opts.startup_timeout = opts.startup_timeout.min(opts.timeout);
+            opts.request_timeout = opts.request_timeout.min(opts.timeout);
+            let fetched = crate::targets::fetch::fetch_all(vec![target], &opts, 1, false).remove(0);
+            match (&fetched.list, &fetched.wire) {
+                (Ok(_), Some(Ok(intro))) => Ok((
+                    fetched.raw_tools.clone().unwrap_or_default(),
+                    intro.server_info.clone().filter(|v| !v.is_null()),
+                    intro.protocol_version.clone(),
+                )),
+                (Err(e), _) => Err(e.clone()),
+                (Ok(_), _) => Err("the server answered without a tool list".into()),
+            }
+        }
     };
-    let mut opts = crate::targets::mcp::Options {
-        timeout: std::time::Duration::from_secs_f64(t.timeout.clamp(0.1, 86_400.0)),
-        ..Default::default()
-    };
-    opts.startup_timeout = opts.startup_timeout.min(opts.timeout);
-    opts.request_timeout = opts.request_timeout.min(opts.timeout);
-    let fetched = crate::targets::fetch::fetch_all(vec![target], &opts, 1, false).remove(0);
-    let scanned: std::result::Result<(Vec<serde_json::Value>, Option<serde_json::Value>, Option<String>), String> =
-        match (&fetched.list, &fetched.wire) {
-            (Ok(_), Some(Ok(intro))) => Ok((
-                fetched.raw_tools.clone().unwrap_or_default(),
-                intro.server_info.clone().filter(|v| !v.is_null()),
-                intro.protocol_version.clone(),
-            )),
-            (Err(e), _) => Err(e.clone()),
-            (Ok(_), _) => Err("the server answered without a tool list".into()),
-        };
 
-    let refusal = scanned.as_ref().err().map(|e| facts::clean_reason(e, &installed));
+    let refusal = scanned
+        .as_ref()
+        .err()
+        .map(|e| facts::clean_reason(e, &installed));
     let (mut record, path) = match existing {
         Some((path, r)) => {
             if refusal.is_some() && r.snapshot.is_some() {
@@ -371,9 +402,8 @@ fn add_package(args: &AddArgs) -> Result<u8> {
                     }
                     break;
                 }
-                path = dir.join(
-                    facts::package_file_name(&r.id).replace(".yaml", &format!("-{n}.yaml")),
-                );
+                path = dir
+                    .join(facts::package_file_name(&r.id).replace(".yaml", &format!("-{n}.yaml")));
                 n += 1;
             }
             (r, path)

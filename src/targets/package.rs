@@ -192,8 +192,9 @@ impl Installed {
     pub fn choose_bin(&self, wanted: Option<&str>) -> Result<String> {
         let bins = &self.meta.bins;
         if let Some(w) = wanted {
-            return if bins.iter().any(|b| b == w) {
-                Ok(w.to_string())
+            let linked = |b: &String| b == w || b.rsplit('/').next() == Some(w);
+            return if let Some(b) = bins.iter().find(|b| linked(b)) {
+                Ok(b.clone())
             } else if bins.is_empty() {
                 Err(not_a_server(self))
             } else {
@@ -229,10 +230,13 @@ impl Installed {
         }
     }
 
-    /// The path of a bin entry or console script.
+    /// The path of a bin entry or console script (npm links a scoped bin name, `@a/b`, as `b`).
     pub fn bin_path(&self, bin: &str) -> PathBuf {
         match self.spec.registry {
-            Registry::Npm => self.dir.join("node_modules/.bin").join(bin),
+            Registry::Npm => self
+                .dir
+                .join("node_modules/.bin")
+                .join(bin.rsplit('/').next().unwrap_or(bin)),
             Registry::Pypi => self.dir.join("bin").join(bin),
         }
     }
@@ -251,6 +255,12 @@ impl Installed {
         }
         let mut program = path.display().to_string();
         let mut args = launch.args.clone();
+        if self.spec.registry == Registry::Pypi {
+            // Through the venv's own python: a venv moved into place after its install keeps
+            // working that way, while its scripts' #! lines name where it was built.
+            args.insert(0, program);
+            program = self.dir.join("bin/python").display().to_string();
+        }
         if launch.no_network {
             let mut wrapped = no_network_prefix()?;
             wrapped.push(program);
@@ -288,16 +298,31 @@ impl Installed {
                 bin.into(),
             ],
             Registry::Pypi if bin == self.spec.name => vec!["uvx".into(), self.pinned()],
-            Registry::Pypi => vec![
-                "uvx".into(),
-                "--from".into(),
-                self.pinned(),
-                bin.into(),
-            ],
+            Registry::Pypi => vec!["uvx".into(), "--from".into(), self.pinned(), bin.into()],
         };
         words.extend(args.iter().cloned());
-        shlex::try_join(words.iter().map(String::as_str)).unwrap_or_else(|_| words.join(" "))
+        shell_join(&words)
     }
+}
+
+/// Words as a POSIX shell line, quoting only the words that need it (`==`, `@` and `=` do not).
+pub fn shell_join(words: &[String]) -> String {
+    words
+        .iter()
+        .map(|w| {
+            let plain = !w.is_empty()
+                && w.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "@%+=:,./_-^~".contains(c));
+            if plain {
+                w.clone()
+            } else {
+                shlex::try_quote(w)
+                    .map(|q| q.into_owned())
+                    .unwrap_or_else(|_| format!("'{}'", w.replace('\'', "'\\''")))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 fn not_a_server(i: &Installed) -> Error {
@@ -433,12 +458,18 @@ fn fresh_install(spec: &Spec, launch: &Launch, root: &Path, quiet: bool) -> Resu
     }
     let dest = root.join(spec.dir_name(&meta.version));
     let tmp_path = tmp.keep();
-    if dest.exists() {
+    if dest.exists() && read_meta(spec, &dest).is_ok() {
         // Installed meanwhile (or earlier, without a version asked for): keep that one.
         let _ = std::fs::remove_dir_all(&tmp_path);
-    } else if let Err(e) = std::fs::rename(&tmp_path, &dest) {
+    } else if let Err(e) = std::fs::remove_dir_all(&dest)
+        .or_else(|e| if dest.exists() { Err(e) } else { Ok(()) })
+        .and_then(|_| std::fs::rename(&tmp_path, &dest))
+    {
         let _ = std::fs::remove_dir_all(&tmp_path);
-        return Err(Error::new(format!("{}: cannot move the install: {e}", dest.display())));
+        return Err(Error::new(format!(
+            "{}: cannot move the install: {e}",
+            dest.display()
+        )));
     }
     let meta = read_meta(spec, &dest)?;
     Ok(Installed {
@@ -516,7 +547,10 @@ pub fn read_meta(spec: &Spec, dir: &Path) -> Result<Meta> {
 }
 
 fn read_npm(spec: &Spec, dir: &Path) -> Result<Meta> {
-    let path = dir.join("node_modules").join(&spec.name).join("package.json");
+    let path = dir
+        .join("node_modules")
+        .join(&spec.name)
+        .join("package.json");
     let text = std::fs::read_to_string(&path)
         .map_err(|e| Error::new(format!("{}: {e}", path.display())))?;
     let v: Value = serde_json::from_str(&text)
@@ -670,9 +704,8 @@ fn read_pypi(spec: &Spec, dir: &Path) -> Result<Meta> {
     let text = std::fs::read_to_string(info.join("METADATA"))
         .map_err(|e| Error::new(format!("{}/METADATA: {e}", info.display())))?;
     let entry_points = std::fs::read_to_string(info.join("entry_points.txt")).unwrap_or_default();
-    pypi_meta(&spec.name, &text, &entry_points).ok_or_else(|| {
-        Error::new(format!("{}/METADATA: no Version", info.display()))
-    })
+    pypi_meta(&spec.name, &text, &entry_points)
+        .ok_or_else(|| Error::new(format!("{}/METADATA: no Version", info.display())))
 }
 
 /// The facts of a wheel's METADATA and entry_points.txt.
@@ -785,13 +818,18 @@ mod tests {
     #[test]
     fn specs_parse_pinned_or_not() {
         let s = Spec::parse(Registry::Npm, "@azure-devops/mcp@2.10.0").unwrap();
-        assert_eq!((s.name.as_str(), s.version.as_deref()), ("@azure-devops/mcp", Some("2.10.0")));
+        assert_eq!(
+            (s.name.as_str(), s.version.as_deref()),
+            ("@azure-devops/mcp", Some("2.10.0"))
+        );
         let s = Spec::parse(Registry::Npm, "@playwright/mcp").unwrap();
         assert_eq!((s.name.as_str(), s.version), ("@playwright/mcp", None));
         let s = Spec::parse(Registry::Npm, "tavily-mcp@0.2.22").unwrap();
         assert_eq!(s.dir_name("0.2.22"), "tavily-mcp@0.2.22");
         assert_eq!(
-            Spec::parse(Registry::Npm, "@a/b@1.0.0").unwrap().dir_name("1.0.0"),
+            Spec::parse(Registry::Npm, "@a/b@1.0.0")
+                .unwrap()
+                .dir_name("1.0.0"),
             "@a+b@1.0.0"
         );
         let s = Spec::parse(Registry::Pypi, "mcp-server-git==2025.1.14").unwrap();
@@ -813,13 +851,26 @@ mod tests {
                 "bin": {"mcp": "dist/index.js"}}),
         )
         .unwrap();
-        assert_eq!(m.repository.as_deref(), Some("https://github.com/stripe/agent-toolkit"));
+        assert_eq!(
+            m.repository.as_deref(),
+            Some("https://github.com/stripe/agent-toolkit")
+        );
         assert_eq!(m.author.as_deref(), Some("Stripe"));
         assert_eq!(m.bins, ["mcp"]);
-        let m = npm_meta("tavily-mcp", &json!({"version": "1", "bin": "x.js", "repository": "github:tavily-ai/tavily-mcp"})).unwrap();
+        let m = npm_meta(
+            "tavily-mcp",
+            &json!({"version": "1", "bin": "x.js", "repository": "github:tavily-ai/tavily-mcp"}),
+        )
+        .unwrap();
         assert_eq!(m.bins, ["tavily-mcp"]);
-        assert_eq!(m.repository.as_deref(), Some("https://github.com/tavily-ai/tavily-mcp"));
-        assert_eq!(repo_owner("https://github.com/tavily-ai/tavily-mcp").as_deref(), Some("tavily-ai"));
+        assert_eq!(
+            m.repository.as_deref(),
+            Some("https://github.com/tavily-ai/tavily-mcp")
+        );
+        assert_eq!(
+            repo_owner("https://github.com/tavily-ai/tavily-mcp").as_deref(),
+            Some("tavily-ai")
+        );
     }
 
     #[test]
@@ -828,10 +879,16 @@ mod tests {
         let ep = "[console_scripts]\nmcp-server-git = mcp_server_git:main\n\n[other]\nx = y\n";
         let m = pypi_meta("mcp-server-git", meta, ep).unwrap();
         assert_eq!(m.version, "2026.10.19");
-        assert_eq!(m.repository.as_deref(), Some("https://github.com/modelcontextprotocol/servers"));
+        assert_eq!(
+            m.repository.as_deref(),
+            Some("https://github.com/modelcontextprotocol/servers")
+        );
         assert_eq!(m.license.as_deref(), Some("MIT"));
         assert_eq!(m.bins, ["mcp-server-git"]);
         assert_eq!(m.author.as_deref(), Some("Anthropic, PBC."));
-        assert_eq!(pypi_normalize("awslabs.aws_Doc--mcp"), "awslabs-aws-doc-mcp");
+        assert_eq!(
+            pypi_normalize("awslabs.aws_Doc--mcp"),
+            "awslabs-aws-doc-mcp"
+        );
     }
 }
