@@ -267,15 +267,24 @@ pub fn find<'a>(catalog: &'a Catalog, query: &str) -> Found<'a> {
     }
 }
 
-/// The words of a text for search: split at anything not a letter or digit and at camelCase
-/// humps, lower case.
+/// The words of a text for search: split at anything not a letter or digit, lower case.
+/// Brand names keep their humps (`GitHub` is one word).
 pub fn words(text: &str) -> Vec<String> {
+    split_words(text, false)
+}
+
+/// The words of a tool name: also split at camelCase humps (`getFileContents`).
+pub fn tool_words(text: &str) -> Vec<String> {
+    split_words(text, true)
+}
+
+fn split_words(text: &str, humps: bool) -> Vec<String> {
     let mut out = Vec::new();
     let mut cur = String::new();
     let mut prev_lower = false;
     for c in text.chars() {
         if c.is_alphanumeric() {
-            if c.is_uppercase() && prev_lower && !cur.is_empty() {
+            if humps && c.is_uppercase() && prev_lower && !cur.is_empty() {
                 out.push(std::mem::take(&mut cur));
             }
             prev_lower = c.is_lowercase() || c.is_ascii_digit();
@@ -305,8 +314,12 @@ fn stem(w: &str) -> &str {
 /// How well `field` matches the query word `q`: 1 for a word of it, 0.4 for a word that starts
 /// with `q` (three letters or more), else 0.
 fn field_score(field: &str, q: &str) -> f64 {
+    score_words(words(field), q)
+}
+
+fn score_words(ws: Vec<String>, q: &str) -> f64 {
     let mut best: f64 = 0.0;
-    for w in words(field) {
+    for w in ws {
         if w == q || stem(&w) == stem(q) {
             return 1.0;
         }
@@ -349,7 +362,7 @@ pub fn search<'a>(catalog: &'a Catalog, query: &str) -> Vec<&'a Entry> {
                 let tools = l
                     .tools
                     .iter()
-                    .map(|t| field_score(t, q))
+                    .map(|t| score_words(tool_words(t), q))
                     .fold(0.0, f64::max);
                 let s = (100.0 * name)
                     .max(80.0 * alias)
