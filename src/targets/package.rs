@@ -90,9 +90,7 @@ impl Spec {
             )));
         }
         let version = match version {
-            Some(v) if v.is_empty() => {
-                return Err(Error::new(format!("{flag} {s:?}: the version is empty")))
-            }
+            Some("") => return Err(Error::new(format!("{flag} {s:?}: the version is empty"))),
             Some(v)
                 if !v
                     .chars()
