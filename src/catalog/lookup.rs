@@ -420,3 +420,54 @@ pub fn resolve(catalog: &Catalog, name: &str) -> Result<Record> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn command_lines_name_their_package() {
+        for (line, pkg) in [
+            ("npx -y @scope/pkg@1.2.3 --flag", Some("@scope/pkg")),
+            ("npx @playwright/mcp", Some("@playwright/mcp")),
+            (
+                "npx -y -p chrome-devtools-mcp@1.11.0 chrome-devtools-mcp",
+                Some("chrome-devtools-mcp"),
+            ),
+            (
+                "uvx mcp-server-git==2026.10.19 --repository .",
+                Some("mcp-server-git"),
+            ),
+            (
+                "uvx --from awslabs.x-mcp-server==1.0 awslabs.x",
+                Some("awslabs.x-mcp-server"),
+            ),
+            ("pipx run kagimcp", Some("kagimcp")),
+            ("node build/index.js", None),
+        ] {
+            assert_eq!(package_of_command(line).as_deref(), pkg, "{line}");
+        }
+    }
+
+    #[test]
+    fn repository_urls_compare_by_host_owner_and_name() {
+        assert_eq!(
+            repo_key("git+https://github.com/Stripe/agent-toolkit.git").as_deref(),
+            Some("github.com/stripe/agent-toolkit")
+        );
+        assert_eq!(
+            repo_key("https://github.com/modelcontextprotocol/servers/tree/main/src/git"),
+            repo_key("https://github.com/modelcontextprotocol/servers")
+        );
+        assert_eq!(repo_key("not a url"), None);
+    }
+
+    #[test]
+    fn words_keep_brands_whole_but_split_tool_humps() {
+        assert_eq!(words("GitHub's API"), ["github", "s", "api"]);
+        assert_eq!(tool_words("getFileContents"), ["get", "file", "contents"]);
+        assert_eq!(field_score("Payments and refunds", "payment"), 1.0);
+        assert_eq!(field_score("GitLab", "git"), 0.4);
+        assert_eq!(field_score("io", "git"), 0.0);
+    }
+}

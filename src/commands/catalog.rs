@@ -410,20 +410,39 @@ fn add_package(args: &AddArgs) -> Result<u8> {
         }
     };
     facts::pin_package(&mut record, &installed);
-    // A hand-written start command for this very version is kept.
+    // A hand-written start command for this very version is kept (PyPI names compare
+    // normalized: `awslabs.x==1.2` is `awslabs-x==1.2`).
+    let loose = |s: &str| s.to_ascii_lowercase().replace(['_', '.'], "-");
     if !record
         .command
         .as_deref()
-        .is_some_and(|c| c.contains(&installed.pinned()))
+        .is_some_and(|c| loose(c).contains(&loose(&installed.pinned())))
     {
         record.command = Some(start);
     }
+    // `npm NAME@VERSION` / `pypi NAME@VERSION`, the name as the record spells it.
+    let ident = record
+        .packages
+        .iter()
+        .find(|p| facts::same_package(p, spec.registry, &spec.name))
+        .map(|p| p.identifier.clone())
+        .unwrap_or_else(|| spec.name.clone());
     let source = format!(
-        "{} {}",
+        "{} {ident}@{}",
         installed.spec.registry.as_str(),
-        installed.pinned()
+        installed.version()
     );
     let (outcome, code) = match scanned {
+        Ok((tools, _, _))
+            if record
+                .snapshot
+                .as_ref()
+                .is_some_and(|s| s.source == source && s.fingerprint == fingerprint(&tools)) =>
+        {
+            // The same tools from the same package@version: the snapshot stands as taken.
+            record.unscanned = None;
+            (format!("snapshot, {} tools", tools.len()), 0)
+        }
         Ok((tools, server_info, protocol_version)) => {
             let n = tools.len();
             record.snapshot = Some(Snapshot {
