@@ -26,6 +26,7 @@ Nothing is looked up in a registry beyond installing the named package@version.
 
 import argparse
 import concurrent.futures as cf
+import glob
 import os
 import queue
 import re
@@ -126,8 +127,11 @@ def node22_bin():
 
 
 def python_dir(version):
-    exe = shutil.which(f"python{version}")
-    return os.path.dirname(os.path.realpath(exe)) if exe else None
+    """The directory of a `pythonX.Y`: a pyenv version's own bin (its shims need pyenv's
+    environment), else the one on PATH."""
+    found = sorted(glob.glob(os.path.expanduser(f"~/.pyenv/versions/{version}*/bin/python{version}")))
+    exe = found[-1] if found else shutil.which(f"python{version}")
+    return os.path.dirname(exe) if exe else None
 
 
 def kill_leftovers(marker):
@@ -178,7 +182,7 @@ def run_one(pkg, a, network_off):
     start = time.time()
     # A scratch directory named after the package, the same on every run: some servers put
     # their working directory into a tool's description.
-    scratch = os.path.join(tempfile.gettempdir(), "mcprisk-harvest", os.path.basename(install_dir(pkg)))
+    scratch = os.path.join(tempfile.gettempdir(), "mcprisk-scratch", os.path.basename(install_dir(pkg)))
     shutil.rmtree(scratch, ignore_errors=True)
     os.makedirs(scratch)
     path = BASE_PATH
