@@ -126,7 +126,7 @@ pub struct AddArgs {
     /// Where to write the record.
     #[arg(long, value_name = "DIR", default_value = "catalog/servers")]
     pub dir: String,
-    /// Replace an existing record file.
+    /// Replace an existing record file (a symbolic link there is replaced, never followed).
     #[arg(long)]
     pub force: bool,
     #[arg(short, long)]
@@ -145,7 +145,7 @@ pub struct ImportArgs {
     /// Most pages to read.
     #[arg(long, value_name = "N", default_value_t = 100)]
     pub max_pages: usize,
-    /// Bound on each request, in seconds.
+    /// Bound on each request, from connecting to the last byte of its body, in seconds.
     #[arg(long, value_name = "SECONDS", default_value_t = 30.0)]
     pub timeout: f64,
     #[arg(short, long)]
@@ -164,11 +164,17 @@ pub struct TargetArgs {
     /// Connect to a remote server (streamable HTTP, falling back to HTTP+SSE).
     #[arg(long, value_name = "URL")]
     pub url: Vec<String>,
-    /// A header for every --url, 'Name: value' (values are never printed).
+    /// A header for every --url, 'Name: value' (values are never printed, but a command line
+    /// is visible to other users in `ps`: pass tokens with --header-env).
     #[arg(long = "header", value_name = "'K: V'")]
     pub headers: Vec<String>,
+    /// A header for every --url whose value is the environment variable VAR, e.g.
+    /// --header-env Authorization=MCP_AUTH with MCP_AUTH='Bearer ...' (never printed).
+    #[arg(long = "header-env", value_name = "NAME=VAR")]
+    pub header_env: Vec<String>,
     /// Every server an MCP client config declares (Claude Desktop, Claude Code, Cursor, VS Code,
-    /// Windsurf, Gemini CLI, Codex).
+    /// Windsurf, Gemini CLI, Codex). Starting its commands, or sending environment values it
+    /// names (${VAR}) to a remote host, is asked for first (see --yes).
     #[arg(long, value_name = "FILE")]
     pub config: Vec<String>,
     /// The current user's client configs, from each client's well-known places.
@@ -180,10 +186,14 @@ pub struct TargetArgs {
     /// More catalog records (a directory of YAML files; also MCPRISK_CATALOG).
     #[arg(long = "catalog", value_name = "DIR")]
     pub catalog_dirs: Vec<String>,
-    /// Start the servers of config files without asking.
+    /// Start the servers of config files, and send the environment values they put in a remote
+    /// server's URL or headers, without asking (the listing shows every command line whole,
+    /// secrets masked).
     #[arg(long, short = 'y')]
     pub yes: bool,
-    /// Bound on each server's whole scan, in seconds.
+    /// Bound on each server's whole scan, in seconds, also for a server that stops reading or
+    /// floods requests. A tool list is capped at 64 MiB in all (32 MiB a message): past it the
+    /// scan is an error that keeps the tools read.
     #[arg(long, value_name = "SECONDS", default_value_t = 30.0)]
     pub timeout: f64,
     /// How many servers to scan at once.
@@ -279,7 +289,8 @@ pub struct ScanArgs {
     /// Use report templates from this directory (report.md.j2, report.html.j2).
     #[arg(long, value_name = "DIR")]
     pub templates: Option<String>,
-    /// Pin what every server offers now in this lock file (for `mcprisk check --lock`).
+    /// Pin what every server offers now in this lock file (for `mcprisk check --lock`); a server
+    /// that fails keeps the entry it had.
     #[arg(long, value_name = "FILE")]
     pub lock: Option<String>,
 }

@@ -15,7 +15,9 @@ fn main() -> ExitCode {
     match outcome {
         Ok(code) => ExitCode::from(code),
         Err(err) => {
-            eprintln!("mcprisk: error: {err}");
+            // Messages carry text from files and servers: shown escaped, whatever made them.
+            let text = mcprisk::output::sanitize::message(&err.to_string());
+            eprintln!("mcprisk: error: {text}");
             ExitCode::from(err.exit_code() as u8)
         }
     }

@@ -595,3 +595,597 @@ fn invalid_utf8_and_control_bytes_on_stdin() {
         &["standard input", "line 1"],
     );
 }
+
+// ---- Secrets and consent (issue 12, items 4, 5, 6) ----
+
+fn misbehave_py() -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/servers/misbehave.py")
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// A server command line with a secret in every shape a command line carries one.
+fn secret_command() -> Vec<String> {
+    [
+        "python3",
+        "-S",
+        &misbehave_py(),
+        "ok",
+        "--api-key=SEKRET1",
+        "--token",
+        "SEKRET2",
+        "postgres://user:SEKRET3@db.invalid/x",
+        "-e",
+        "API_KEY=SEKRET4abcdef",
+        "--header",
+        "Authorization: Bearer SEKRET5",
+        "ghp_SEKRET6abcdefgh",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect()
+}
+
+fn assert_no_secret(what: &str, text: &str) {
+    assert!(!text.contains("SEKRET"), "{what} shows a secret:\n{text}");
+}
+
+#[test]
+fn secrets_in_a_servers_arguments_are_never_shown() {
+    let dir = tempfile::tempdir().unwrap();
+    for format in ["table", "json", "md", "html", "sarif", "github", "junit"] {
+        let lock = dir.path().join(format!("{format}.lock"));
+        let out = mcprisk()
+            .args(["scan", "--format", format, "--lock", lock.to_str().unwrap()])
+            .arg("--")
+            .args(secret_command())
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{format}: {stderr}");
+        if !matches!(format, "sarif" | "github") {
+            // (SARIF and annotations list only what is High or above.)
+            assert!(stdout.contains("alpha"), "{format}: no tools in\n{stdout}");
+        }
+        assert_no_secret(format, &stdout);
+        assert_no_secret(&format!("{format} (stderr)"), &stderr);
+        let locked = std::fs::read_to_string(&lock).unwrap();
+        assert_no_secret("the lock file", &locked);
+        assert!(locked.contains("<redacted>"), "{locked}");
+    }
+    // A server that fails: its command line is in the error.
+    let mut cmd = secret_command();
+    cmd[3] = "crash".into();
+    let out = mcprisk().arg("scan").arg("--").args(&cmd).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("out of cheese"), "{stderr}");
+    assert_no_secret("the error", &stderr);
+
+    // The consent listing of a config's server.
+    let config = dir.path().join(".mcp.json");
+    let entry = serde_json::json!({"mcpServers": {"db": {"command": "python3", "args": secret_command()[1..]}}});
+    std::fs::write(&config, entry.to_string()).unwrap();
+    let stderr = fails(
+        &["scan", "--config", config.to_str().unwrap()],
+        None,
+        &[
+            "rerun with --yes",
+            "--api-key=<redacted>",
+            "<redacted>@db.invalid",
+        ],
+    );
+    assert_no_secret("the consent listing", &stderr);
+}
+
+#[test]
+fn environment_values_sent_to_a_remote_server_need_consent() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join(".mcp.json");
+    std::fs::write(
+        &config,
+        r#"{"mcpServers": {"remote": {"type": "http", "url": "https://mcp.example.invalid/mcp",
+            "headers": {"Authorization": "Bearer ${MCPRISK_TEST_SECRET}"}}}}"#,
+    )
+    .unwrap();
+    let c = config.to_str().unwrap();
+    let lock = dir.path().join("mcprisk.lock");
+    std::fs::write(&lock, "{\"version\": 1, \"servers\": {}}\n").unwrap();
+    let check = ["check", "--lock", lock.to_str().unwrap()];
+    for head in [&["scan"][..], &["policy"][..], &check[..]] {
+        let mut args = head.to_vec();
+        args.extend(["--config", c]);
+        let mut cmd = mcprisk();
+        cmd.args(&args).env("MCPRISK_TEST_SECRET", "SEKRET7");
+        let out = cmd.output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        for needle in [
+            "rerun with --yes",
+            "$MCPRISK_TEST_SECRET",
+            "https://mcp.example.invalid/mcp",
+            "remote",
+        ] {
+            assert!(
+                stderr.contains(needle),
+                "{args:?}: lacks {needle:?}: {stderr}"
+            );
+        }
+        assert_no_secret("the consent listing", &stderr);
+    }
+}
+
+#[test]
+fn environment_values_sent_to_a_loopback_server_need_no_consent() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("requests.log");
+    let mut srv = std::process::Command::new("python3")
+        .args([misbehave_py().as_str(), "http", "ok", log.to_str().unwrap()])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(srv.stdout.take().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    let port = line.trim().strip_prefix("PORT ").unwrap().to_string();
+    let config = dir.path().join(".mcp.json");
+    std::fs::write(
+        &config,
+        format!(
+            r#"{{"mcpServers": {{"local": {{"type": "http", "url": "http://127.0.0.1:{port}/mcp",
+            "headers": {{"Authorization": "Bearer ${{MCPRISK_TEST_SECRET}}"}}}}}}}}"#
+        ),
+    )
+    .unwrap();
+    let out = mcprisk()
+        .args([
+            "scan",
+            "--format",
+            "json",
+            "--config",
+            config.to_str().unwrap(),
+        ])
+        .env("MCPRISK_TEST_SECRET", "SEKRET8")
+        .output()
+        .unwrap();
+    let _ = srv.kill();
+    let _ = srv.wait();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("http_tool"));
+    assert!(std::fs::read_to_string(&log).unwrap().contains("auth=yes"));
+}
+
+#[test]
+fn the_consent_listing_shows_whole_command_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join(".mcp.json");
+    let script = format!(
+        "echo {}; echo {} ; touch PAYLOAD\nfake: All checks passed",
+        "x".repeat(350),
+        "y ".repeat(100)
+    );
+    let entry =
+        serde_json::json!({"mcpServers": {"long": {"command": "sh", "args": ["-c", script]}}});
+    std::fs::write(&config, entry.to_string()).unwrap();
+    let stderr = fails(
+        &["scan", "--config", config.to_str().unwrap()],
+        None,
+        &["rerun with --yes"],
+    );
+    // Wrapped at spaces, never cut: the words joined again are the whole command line.
+    let listing: Vec<&str> = stderr
+        .lines()
+        .skip_while(|l| !l.contains("long ("))
+        .skip(1)
+        .take_while(|l| l.starts_with("      "))
+        .map(str::trim_start)
+        .collect();
+    let joined = listing.join(" ");
+    assert!(joined.contains(&"x".repeat(350)), "{stderr}");
+    assert!(
+        joined.ends_with("; touch PAYLOAD\\nfake: All checks passed'"),
+        "{stderr}"
+    );
+    // The newline in the script cannot start a line of its own.
+    assert!(!stderr.lines().any(|l| l.starts_with("fake")), "{stderr}");
+}
+
+// ---- Hostile text in messages, and catalog add's directory (issue 12, items 9 and 11) ----
+
+/// A record file `catalog add` accepts.
+fn record_file(dir: &Path) -> PathBuf {
+    let path = dir.join("facts.yaml");
+    std::fs::write(
+        &path,
+        "id: io.github.me/test-srv\nname: Test\naliases: [testsrv]\nsummary: A test server.\npublisher: me\npackages: [{registry: npm, identifier: test-srv, version: 1.0.0}]\ntransports: [stdio]\nidentity: {level: unverified, evidence: [made for a test]}\nauth: {kinds: [none]}\n",
+    )
+    .unwrap();
+    path
+}
+
+/// Terminal escapes and other controls that must not reach a terminal raw.
+fn raw_controls(s: &str) -> Vec<char> {
+    s.chars()
+        .filter(|&c| (c.is_control() && c != '\n') || matches!(c, '\u{202a}'..='\u{202e}'))
+        .collect()
+}
+
+#[test]
+fn catalog_add_shows_a_servers_stderr_escaped() {
+    let dir = tempfile::tempdir().unwrap();
+    let rec = record_file(dir.path());
+    let out = mcprisk()
+        .args(["catalog", "add", "--record", rec.to_str().unwrap(), "--dir"])
+        .arg(dir.path().join("servers"))
+        .args(["--", "python3", "-S", &misbehave_py(), "hostile_stderr"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert_eq!(raw_controls(&stderr), vec![], "{stderr:?}");
+    assert!(stderr.contains("\\u{001B}]0;PWNED"), "{stderr}");
+    // The fake line stays inside the stderr excerpt, not a line of its own.
+    assert!(
+        !stderr.lines().any(|l| l.starts_with("All checks passed")),
+        "{stderr}"
+    );
+    assert!(!dir.path().join("servers").exists());
+}
+
+#[test]
+fn config_file_errors_show_the_files_text_escaped_and_capped() {
+    let dir = tempfile::tempdir().unwrap();
+    let toml = dir.path().join("config.toml");
+    std::fs::write(
+        &toml,
+        "[mcp_servers.x]\ncommand = \"a\u{1b}]0;PWNED\u{7}\u{1b}[2J\" junk\n",
+    )
+    .unwrap();
+    let stderr = fails(
+        &["scan", "--config", toml.to_str().unwrap()],
+        None,
+        &["config.toml", "invalid TOML", "line 2"],
+    );
+    assert_eq!(raw_controls(&stderr), vec![], "{stderr:?}");
+    assert!(stderr.contains("\\u{001B}]0;PWNED"), "{stderr}");
+
+    let deep = dir.path().join("deep.toml");
+    std::fs::write(
+        &deep,
+        format!("a = {}{}\n", "[".repeat(300_000), "]".repeat(300_000)),
+    )
+    .unwrap();
+    let stderr = fails(
+        &["scan", "--config", deep.to_str().unwrap()],
+        None,
+        &["deep.toml", "invalid TOML"],
+    );
+    assert!(stderr.len() < 4000, "{} bytes of message", stderr.len());
+
+    let json = dir.path().join(".mcp.json");
+    std::fs::write(
+        &json,
+        format!(
+            "{{\"mcpServers\": {{\"x\u{1b}[2J\": {} }}",
+            "[".repeat(200_000)
+        ),
+    )
+    .unwrap();
+    let stderr = fails(
+        &["scan", "--config", json.to_str().unwrap()],
+        None,
+        &[".mcp.json", "invalid JSON"],
+    );
+    assert_eq!(raw_controls(&stderr), vec![], "{stderr:?}");
+    assert!(stderr.len() < 4000, "{} bytes of message", stderr.len());
+}
+
+#[test]
+fn catalog_add_does_not_write_through_a_symlink_in_its_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let rec = record_file(dir.path());
+    let servers = dir.path().join("servers");
+    std::fs::create_dir(&servers).unwrap();
+    let outside = dir.path().join("outside.txt");
+    // A dangling link where the record would go, pointing out of the directory.
+    std::os::unix::fs::symlink(&outside, servers.join("io.github.me--test-srv.yaml")).unwrap();
+    let tools =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/labels/tools/server-memory.json");
+    let add = |force: bool| {
+        let mut cmd = mcprisk();
+        cmd.args(["catalog", "add", "--record", rec.to_str().unwrap(), "--dir"])
+            .arg(&servers)
+            .arg("--tools")
+            .arg(&tools);
+        if force {
+            cmd.arg("--force");
+        }
+        cmd.output().unwrap()
+    };
+    let out = add(false);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("symbolic link"), "{stderr}");
+    assert!(!outside.exists(), "wrote through the link");
+    // Even with --force, the record is written in the directory, never through the link.
+    let out = add(true);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(!outside.exists(), "wrote through the link with --force");
+    let written = servers.join("io.github.me--test-srv.yaml");
+    assert!(!std::fs::symlink_metadata(&written)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert!(std::fs::read_to_string(&written)
+        .unwrap()
+        .contains("fingerprint: sha256:"));
+}
+
+// ---- The lock file and failed servers (issue 12, item 10) ----
+
+#[test]
+fn a_failed_scan_keeps_the_servers_lock_entry() {
+    let dir = tempfile::tempdir().unwrap();
+    let tools = dir.path().join("weather-tools.json");
+    std::fs::write(
+        &tools,
+        r#"[{"name": "get_weather", "description": "Get the weather.", "inputSchema": {"type": "object"}}]"#,
+    )
+    .unwrap();
+    let mutable = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/servers/mutable.py");
+    let cfg = dir.path().join(".mcp.json");
+    std::fs::write(
+        &cfg,
+        serde_json::json!({"mcpServers": {
+            "weather": {"command": "python3", "args": [mutable, tools]},
+        }})
+        .to_string(),
+    )
+    .unwrap();
+    let lock = dir.path().join("mcprisk.lock");
+    let scan = |extra_cfg: Option<&Path>| {
+        let mut cmd = mcprisk();
+        cmd.args(["scan", "--yes", "--format", "json", "--lock"])
+            .arg(&lock)
+            .arg("--config")
+            .arg(&cfg);
+        if let Some(c) = extra_cfg {
+            cmd.arg("--config").arg(c);
+        }
+        cmd.output().unwrap()
+    };
+    let out = scan(None);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let locked = std::fs::read_to_string(&lock).unwrap();
+    assert!(locked.contains("get_weather"), "{locked}");
+
+    // The server now fails (its tool list is gone), and a new server fails too.
+    std::fs::remove_file(&tools).unwrap();
+    let other = dir.path().join("other.json");
+    std::fs::write(
+        &other,
+        serde_json::json!({"mcpServers": {"broken": {"command": "/nonexistent/server"}}})
+            .to_string(),
+    )
+    .unwrap();
+    let out = scan(Some(&other));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("is kept as it was"), "{stderr}");
+    assert_eq!(
+        std::fs::read_to_string(&lock).unwrap(),
+        locked,
+        "the lock entry of a server that failed was overwritten"
+    );
+}
+
+// ---- Hostile characters in JSON, policies and Markdown; a closed pipe (issue 12, item 13) ----
+
+/// A tool list with C1 controls, bidi overrides and invisible characters in names, descriptions
+/// and schemas, and text GitHub would autolink.
+fn hostile_chars_list(dir: &Path) -> PathBuf {
+    let path = dir.join("hostile-chars.json");
+    let doc = serde_json::json!({"tools": [
+        {"name": "get_x\u{9b}31m\u{202e}evil", "description": "Reads \u{202e}txt.exe \u{85} \u{200b}. See www.evil.example or WWW.x.y; mail admin@evil.example, ping @octocat.",
+         "inputSchema": {"type": "object", "properties": {"q\u{202e}": {"type": "string", "description": "x\u{9b}y"}}}},
+        {"name": "delete_\u{202e}all", "description": "Deletes everything.", "inputSchema": {"type": "object"}},
+        {"name": "get_www.evil.example_admin@evil.example", "title": "See WWW.evil.example, ping @octocat",
+         "description": "Gets a page.", "inputSchema": {"type": "object"}},
+        {"name": "run_\u{2066}command", "description": "Runs a shell command.",
+         "inputSchema": {"type": "object", "properties": {"method": {"type": "string", "enum": ["GET", "DEL\u{202e}ETE"]}, "command": {"type": "string"}}}}
+    ]});
+    std::fs::write(&path, doc.to_string()).unwrap();
+    path
+}
+
+/// Characters that must be escaped in every document mcprisk writes.
+fn hidden_in(s: &str) -> Vec<char> {
+    s.chars()
+        .filter(|&c| {
+            (c.is_control() && c != '\n')
+                || matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+        })
+        .collect()
+}
+
+#[test]
+fn json_and_policies_escape_controls_and_bidi_characters() {
+    let dir = tempfile::tempdir().unwrap();
+    let list = hostile_chars_list(dir.path());
+    let l = list.to_str().unwrap();
+    let lock = dir.path().join("mcprisk.lock");
+    let runs: Vec<Vec<&str>> = vec![
+        vec![
+            "scan",
+            "--format",
+            "json",
+            "--tools",
+            l,
+            "--lock",
+            lock.to_str().unwrap(),
+        ],
+        vec!["policy", "--tools", l],
+        vec!["policy", "--flavor", "claude-code", "--tools", l],
+        vec!["policy", "--flavor", "intercept", "--tools", l],
+        vec!["policy", "--flavor", "agentgateway", "--tools", l],
+    ];
+    for args in runs {
+        let out = mcprisk().args(&args).output().unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(hidden_in(&stdout), vec![], "{args:?}:\n{stdout}");
+        // Escaped, not dropped: the documents still name the tools the server sent.
+        let back: Value = if args.contains(&"intercept") || args.contains(&"agentgateway") {
+            serde_saphyr::from_str(&stdout).unwrap()
+        } else {
+            serde_json::from_str(&stdout).unwrap()
+        };
+        if args[0] == "scan" {
+            assert_eq!(
+                back["servers"][0]["tools"][0]["name"],
+                "get_x\u{9b}31m\u{202e}evil"
+            );
+        }
+        if args.contains(&"intercept") || args == ["policy", "--tools", l] {
+            assert!(back.to_string().contains("delete_\u{202e}all"), "{back}");
+        }
+    }
+    let locked = std::fs::read_to_string(&lock).unwrap();
+    assert_eq!(hidden_in(&locked), vec![], "{locked}");
+}
+
+#[test]
+fn markdown_has_no_autolinks_or_mentions() {
+    let dir = tempfile::tempdir().unwrap();
+    let list = hostile_chars_list(dir.path());
+    let out = mcprisk()
+        .args(["scan", "--format", "md", "--tools", list.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let full = String::from_utf8(out.stdout).unwrap();
+    // Outside fenced code blocks (where nothing is linked).
+    let md: String = full
+        .split("\n```")
+        .step_by(2)
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(md.contains("evil.example"), "{md}");
+    assert!(!md.to_ascii_lowercase().contains("www."), "{md}");
+    for (i, _) in md.match_indices('@') {
+        assert!(
+            md[i..].starts_with("@<sub></sub>"),
+            "a bare @ in: {}",
+            &md[i.saturating_sub(20)..]
+        );
+    }
+}
+
+#[test]
+fn a_closed_stdout_ends_quietly() {
+    // Reports far larger than a pipe holds, so mcprisk is still writing when the pipe closes.
+    let dir = tempfile::tempdir().unwrap();
+    let big = dir.path().join("big.json");
+    write_big_tool_list(&big, 4 * 1024 * 1024);
+    for format in ["json", "md", "table"] {
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_mcprisk"))
+            .args(["scan", "--format", format, "--tools"])
+            .arg(&big)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Like `| head -1`: read one line, then close the pipe.
+        let mut first = String::new();
+        std::io::BufRead::read_line(
+            &mut std::io::BufReader::new(child.stdout.take().unwrap()),
+            &mut first,
+        )
+        .unwrap();
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!first.is_empty());
+        assert_eq!(out.status.code(), Some(0), "{format}: {stderr}");
+        assert!(stderr.is_empty(), "{format}: {stderr}");
+    }
+}
+
+// ---- Tokens out of the command line (issue 12, item 13) ----
+
+#[test]
+fn header_env_sends_a_token_that_is_not_on_the_command_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("requests.log");
+    let mut srv = std::process::Command::new("python3")
+        .args([misbehave_py().as_str(), "http", "ok", log.to_str().unwrap()])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(srv.stdout.take().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    let url = format!(
+        "http://127.0.0.1:{}/mcp",
+        line.trim().strip_prefix("PORT ").unwrap()
+    );
+    let out = mcprisk()
+        .args(["scan", "--format", "json", "--url", &url])
+        .args(["--header-env", "Authorization=MCPRISK_TEST_AUTH"])
+        .env("MCPRISK_TEST_AUTH", "Bearer SEKRET9")
+        .output()
+        .unwrap();
+    let missing = mcprisk()
+        .args([
+            "scan",
+            "--url",
+            &url,
+            "--header-env",
+            "Authorization=MCPRISK_UNSET_VAR",
+        ])
+        .env_remove("MCPRISK_UNSET_VAR")
+        .output()
+        .unwrap();
+    let _ = srv.kill();
+    let _ = srv.wait();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stdout.contains("http_tool"), "{stdout}");
+    assert_no_secret("the report", &stdout);
+    assert_no_secret("stderr", &stderr);
+    let doc: Value = serde_json::from_str(&stdout).unwrap();
+    assert!(
+        doc["servers"][0]["auth"]
+            .to_string()
+            .contains("Authorization"),
+        "{doc}"
+    );
+    assert!(std::fs::read_to_string(&log).unwrap().contains("auth=yes"));
+    let stderr = String::from_utf8_lossy(&missing.stderr);
+    assert_eq!(missing.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("MCPRISK_UNSET_VAR is not set"), "{stderr}");
+}

@@ -614,3 +614,49 @@ fn the_cli_imports_then_looks_up_and_lints_the_records() {
         .code(2)
         .stderr(predicates::str::contains("500"));
 }
+
+#[test]
+fn a_slow_body_is_cut_at_the_timeout() {
+    // Headers at once, then one byte of the body every 200 ms (for two minutes at most).
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            std::thread::spawn(move || {
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                loop {
+                    let mut h = String::new();
+                    match reader.read_line(&mut h) {
+                        Ok(0) | Err(_) => return,
+                        Ok(_) if h == "\r\n" => break,
+                        Ok(_) => {}
+                    }
+                }
+                let _ = write!(
+                    stream,
+                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{{"
+                );
+                for _ in 0..600 {
+                    if stream.write_all(b" ").and_then(|_| stream.flush()).is_err() {
+                        return;
+                    }
+                    std::thread::sleep(Duration::from_millis(200));
+                }
+            });
+        }
+    });
+    let tmp = tempfile::tempdir().unwrap();
+    let mut o = opts(&url, tmp.path());
+    o.timeout = Duration::from_secs(1);
+    // Only a broken build takes this long; the product's --timeout is what must end it.
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(import(&o).map(|_| ()).map_err(|e| e.to_string()));
+    });
+    let msg = rx
+        .recv_timeout(Duration::from_secs(60))
+        .expect("the import was still reading after 60 s with --timeout 1")
+        .unwrap_err();
+    assert!(msg.contains("page 1: no answer in time"), "{msg}");
+}

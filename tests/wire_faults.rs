@@ -422,3 +422,195 @@ fn nothing_listening_is_a_network_error() {
     assert!(matches!(e, WireError::Network { .. }), "{e:?}");
     assert!(e.to_string().contains("initialize"), "{e}");
 }
+
+// ---- Servers that do not play along with the pipes, and signals (issue 12, items 2, 3, 7) ----
+
+/// Runs `f` on a thread and fails if it has not returned after `outer`: only a broken build
+/// hangs that long; the product's own timeout is what must end it.
+fn within<T: Send + 'static>(outer: Duration, f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(f());
+    });
+    rx.recv_timeout(outer)
+        .unwrap_or_else(|_| panic!("still running after {outer:?}: the timeout was not honoured"))
+}
+
+fn scan_args(head: &[&str], t: &Tracked) -> Vec<String> {
+    let mut v: Vec<String> = head.iter().map(|s| s.to_string()).collect();
+    v.push("--".into());
+    v.extend(cli_args(t));
+    v
+}
+
+#[test]
+fn a_server_that_floods_pings_and_never_reads_its_input_ends_at_the_timeout() {
+    let _guard = HEAVY.write().unwrap_or_else(|e| e.into_inner());
+    let t = Tracked::misbehave("ping_flood");
+    let cmd = t.cmd.clone();
+    let o = opts(2.0);
+    let got = within(Duration::from_secs(60), move || introspect_stdio(&cmd, &o));
+    let e = got.unwrap_err();
+    eprintln!("{e}");
+    assert!(
+        matches!(
+            e,
+            WireError::Timeout {
+                step: Step::Initialize,
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+    t.assert_gone();
+}
+
+#[test]
+fn ping_flood_through_the_cli_ends_at_the_timeout_with_bounded_memory() {
+    let _guard = HEAVY.write().unwrap_or_else(|e| e.into_inner());
+    let t = Tracked::misbehave("ping_flood");
+    let m = run_mcprisk(
+        &scan_args(&["scan", "--timeout", "3"], &t),
+        Duration::from_secs(90),
+        |_| {},
+    );
+    eprintln!(
+        "ping flood: exit {:?} after {:.2?}, peak RSS {} MiB; {}",
+        m.code,
+        m.took,
+        m.max_rss_kib / 1024,
+        m.stderr.trim()
+    );
+    assert_eq!(m.code, Some(2), "{m:?}");
+    assert!(
+        m.stderr.contains("no answer during initialize"),
+        "{}",
+        m.stderr
+    );
+    assert!(m.max_rss_kib < 150 * 1024, "peak RSS {} KiB", m.max_rss_kib);
+    t.assert_gone();
+}
+
+#[test]
+fn a_tool_list_past_the_total_cap_is_an_error_that_keeps_what_was_read() {
+    let _guard = HEAVY.write().unwrap_or_else(|e| e.into_inner());
+    let t = Tracked::misbehave("big_pages");
+    let m = run_mcprisk(
+        &scan_args(&["scan", "--format", "json", "--timeout", "60"], &t),
+        Duration::from_secs(120),
+        |_| {},
+    );
+    eprintln!(
+        "big pages: exit {:?} after {:.2?}, peak RSS {} MiB; {}",
+        m.code,
+        m.took,
+        m.max_rss_kib / 1024,
+        m.stderr.trim()
+    );
+    t.assert_gone();
+    assert_eq!(m.code, Some(2), "{}", m.stderr);
+    let doc: serde_json::Value = serde_json::from_str(&m.stdout).expect("a JSON report");
+    let server = &doc["servers"][0];
+    // Eight pages of 8 MB fit in 64 MiB; the ninth would not.
+    assert_eq!(server["tools"].as_array().unwrap().len(), 8, "tools kept");
+    let errors = server["errors"].to_string();
+    assert!(
+        errors.contains("64 MiB") && errors.contains("incomplete"),
+        "{errors}"
+    );
+    assert!(m.stderr.contains("64 MiB"), "{}", m.stderr);
+    assert!(
+        m.max_rss_kib < 1024 * 1024,
+        "peak RSS {} KiB",
+        m.max_rss_kib
+    );
+}
+
+/// Waits until the server has written its pid file with `n` pids.
+fn wait_for_pids(t: &Tracked, n: usize) {
+    let until = Instant::now() + Duration::from_secs(30);
+    loop {
+        let got = std::fs::read_to_string(t.pid_file())
+            .map(|s| s.split_whitespace().count())
+            .unwrap_or(0);
+        if got >= n {
+            return;
+        }
+        assert!(Instant::now() < until, "the server did not start");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn signal_ends_the_servers(sig: i32) {
+    let _guard = HEAVY.read().unwrap_or_else(|e| e.into_inner());
+    let t = Tracked::misbehave("hang_init");
+    let m = run_mcprisk(
+        &scan_args(&["scan", "--timeout", "60"], &t),
+        Duration::from_secs(90),
+        |pid| {
+            wait_for_pids(&t, 2);
+            // SAFETY: a plain signal to our own child.
+            unsafe {
+                libc::kill(pid, sig);
+            }
+        },
+    );
+    eprintln!("signal {sig}: {m:?}");
+    assert!(
+        m.signal == Some(sig) || m.code == Some(128 + sig),
+        "mcprisk did not end by signal {sig}: {m:?}"
+    );
+    t.assert_gone();
+}
+
+#[test]
+fn sigterm_ends_the_servers_process_groups() {
+    signal_ends_the_servers(libc::SIGTERM);
+}
+
+#[test]
+fn sighup_ends_the_servers_process_groups() {
+    signal_ends_the_servers(libc::SIGHUP);
+}
+
+#[test]
+fn sigint_ends_the_servers_process_groups() {
+    signal_ends_the_servers(libc::SIGINT);
+}
+
+#[test]
+fn children_that_leave_the_process_group_are_ended_too() {
+    let _guard = HEAVY.read().unwrap_or_else(|e| e.into_inner());
+    let t = Tracked::misbehave("escape");
+    let m = run_mcprisk(
+        &scan_args(&["scan", "--format", "json", "--timeout", "20"], &t),
+        Duration::from_secs(60),
+        |_| {},
+    );
+    assert_eq!(m.code, Some(0), "{}", m.stderr);
+    assert_eq!(t.pids().len(), 3, "the server did not record its escapees");
+    t.assert_gone();
+}
+
+#[test]
+fn in_process_children_that_leave_the_process_group_are_ended_too() {
+    let got = run("escape", &opts(10.0), Duration::from_secs(10)).unwrap();
+    assert_eq!(got.tools.len(), 3);
+}
+
+#[test]
+fn pages_past_the_total_cap_stop_the_listing_with_the_earlier_pages_kept() {
+    let mut o = opts(30.0);
+    o.max_list_bytes = 20 << 20;
+    let got = {
+        let _guard = HEAVY.write().unwrap_or_else(|e| e.into_inner());
+        let t = Tracked::misbehave("big_pages");
+        let got = introspect_stdio(&t.cmd, &o);
+        t.assert_gone();
+        got.unwrap()
+    };
+    // Two pages of 8 MB fit in 20 MiB; the third would not, and is not kept.
+    assert_eq!(names(&got.tools), vec!["big1", "big2"]);
+    let why = got.incomplete.expect("an incomplete list is reported");
+    assert!(why.contains("20 MiB") && why.contains("page 3"), "{why}");
+}

@@ -164,7 +164,14 @@ pub fn assess_in(
     let all_findings = settings
         .project
         .filter_findings(&ctx.name, all_findings, &settings.today);
-    let g = grade(rules, &tools, &all_findings, &list.errors, &posture_reasons);
+    // A server-wide error (an incomplete list) is not an unreadable tool.
+    let tool_errors: Vec<InputError> = list
+        .errors
+        .iter()
+        .filter(|e| e.location != "server")
+        .cloned()
+        .collect();
+    let g = grade(rules, &tools, &all_findings, &tool_errors, &posture_reasons);
     ServerAssessment {
         origin: None,
         name: ctx.name,

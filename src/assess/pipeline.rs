@@ -168,14 +168,6 @@ pub fn assess_targets(
     let live = targets
         .iter()
         .any(|t| !matches!(t.source, Source::ToolsFile(_)));
-    if live {
-        // Servers run in their own process groups, so Ctrl-C must end them explicitly.
-        let _ = ctrlc::set_handler(|| {
-            crate::targets::mcp::kill_running_servers();
-            eprintln!("mcprisk: interrupted; servers stopped");
-            std::process::exit(130);
-        });
-    }
     let progress = live && !quiet && std::io::stderr().is_terminal();
     let fetched = fetch_all(targets, &opts, fetch.jobs, progress);
     // A saved tool list that cannot be read is bad input, not a server that failed: stop.
@@ -192,8 +184,8 @@ pub fn assess_targets(
         let f = &fetched[0];
         match (&f.raw_tools, &f.list) {
             (Some(raw), _) => emit(Some(path), |out| {
-                serde_json::to_writer_pretty(&mut *out, &serde_json::json!({ "tools": raw }))
-                    .map_err(|e| io_err(e.into()))?;
+                crate::output::inert::json_pretty(&mut *out, &serde_json::json!({ "tools": raw }))
+                    .map_err(io_err)?;
                 writeln!(out).map_err(io_err)
             })?,
             (None, Ok(_)) => {
@@ -241,6 +233,15 @@ pub fn assess_targets(
             },
         };
         let origin = origin_of(&f.target);
+        if let Some(why) = &f.incomplete {
+            // The tools read are assessed; the list's end is missing, which is an error.
+            any_failed = true;
+            eprintln!(
+                "mcprisk: {}: {}",
+                sanitize::one_line(&f.target.name, 60),
+                sanitize::one_line(why, 400)
+            );
+        }
         match f.list {
             Ok(list) => {
                 servers.push(assess_in(&engine, ctx, &list, &settings));

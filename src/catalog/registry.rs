@@ -21,7 +21,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// What to import and where to.
 #[derive(Debug, Clone)]
@@ -33,7 +33,7 @@ pub struct ImportOptions {
     pub dir: PathBuf,
     /// At most this many pages are read (100 servers a page).
     pub max_pages: usize,
-    /// The limit for each HTTP request, from connecting to the last byte.
+    /// The limit for each HTTP request, from connecting to the last byte of the body.
     pub timeout: Duration,
 }
 
@@ -269,7 +269,7 @@ fn fetch_all(
                 q.append_pair("cursor", c);
             }
         }
-        let body = get_page(&client, &u, shown, page_no)?;
+        let body = get_page(&client, &u, shown, page_no, opts.timeout)?;
         report.pages = page_no;
         let (servers, next) = parse_page(&body, shown, page_no)?;
         for item in servers {
@@ -296,20 +296,59 @@ fn fetch_all(
     Ok(items)
 }
 
+/// A body reader that fails once its deadline has passed.
+struct UntilDeadline<R> {
+    inner: R,
+    deadline: Instant,
+}
+
+impl<R: Read> Read for UntilDeadline<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if Instant::now() >= self.deadline {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                "the --timeout passed",
+            ));
+        }
+        self.inner.read(buf)
+    }
+}
+
+/// One page's body, all of it within `timeout` from the request's start.
 fn get_page(
     client: &reqwest::blocking::Client,
     u: &url::Url,
     shown: &str,
     page: usize,
+    timeout: Duration,
 ) -> Result<Vec<u8>> {
+    let deadline = Instant::now() + timeout;
     let resp = client
         .get(u.clone())
         .header(reqwest::header::ACCEPT, "application/json")
         .send()
         .map_err(|e| Error::new(format!("{shown}: page {page}: {}", http_error(&e))))?;
     let status = resp.status();
-    let mut body = Vec::new();
-    let read = resp.take(MAX_PAGE_BYTES + 1).read_to_end(&mut body);
+    // reqwest bounds each read of a blocking body, not the whole body: a registry that sends a
+    // byte now and then would never time out. The body is read on a thread of its own that
+    // gives up at the deadline, and waited for only until then.
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut body = Vec::new();
+        let reader = UntilDeadline {
+            inner: resp,
+            deadline,
+        };
+        let read = reader.take(MAX_PAGE_BYTES + 1).read_to_end(&mut body);
+        let _ = tx.send((read, body));
+    });
+    let left = deadline.saturating_duration_since(Instant::now());
+    let Ok((read, body)) = rx.recv_timeout(left) else {
+        return Err(Error::new(format!(
+            "{shown}: page {page}: no answer in time (--timeout): the body was not complete after {:.1} s",
+            timeout.as_secs_f64()
+        )));
+    };
     if !status.is_success() {
         let text = String::from_utf8_lossy(&body);
         let detail = if text.trim().is_empty() {

@@ -113,6 +113,27 @@ impl Lock {
         }
     }
 
+    /// Puts back `previous`'s entry for each server named in `failed` (one that could not be
+    /// scanned, or whose tool list is incomplete, says nothing about what it offers), or leaves
+    /// the server out when `previous` has none. Returns, per failed server, whether its
+    /// entry was kept.
+    pub fn keep_failed(&mut self, previous: Option<&Lock>, failed: &[&str]) -> Vec<(String, bool)> {
+        let mut out = Vec::new();
+        for name in failed {
+            match previous.and_then(|p| p.servers.get(*name)) {
+                Some(old) => {
+                    self.servers.insert(name.to_string(), old.clone());
+                    out.push((name.to_string(), true));
+                }
+                None => {
+                    self.servers.remove(*name);
+                    out.push((name.to_string(), false));
+                }
+            }
+        }
+        out
+    }
+
     /// Reads a lock file.
     pub fn load(path: &str) -> Result<Lock> {
         let text = std::fs::read_to_string(path)
@@ -135,7 +156,7 @@ impl Lock {
 
     /// The file's text: pretty JSON, keys sorted, a final newline.
     pub fn to_text(&self) -> String {
-        let mut s = serde_json::to_string_pretty(self).unwrap_or_default();
+        let mut s = crate::output::inert::json_pretty_string(self);
         s.push('\n');
         s
     }

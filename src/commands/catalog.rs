@@ -100,7 +100,7 @@ pub fn run(cmd: CatalogCommand) -> Result<u8> {
                     timeout: std::time::Duration::from_secs_f64(args.timeout),
                 })?;
             if !args.quiet {
-                print!("{report}");
+                emit(None, |w| write!(w, "{report}").map_err(io_err))?;
             }
             Ok(0)
         }
@@ -141,7 +141,7 @@ fn print_entries(
                     o
                 })
                 .collect();
-            serde_json::to_writer_pretty(&mut *w, &v).map_err(|e| io_err(e.into()))?;
+            crate::output::inert::json_pretty(&mut *w, &v).map_err(io_err)?;
             writeln!(w).map_err(io_err)
         }
         RulesFormat::Table => {
@@ -174,7 +174,9 @@ fn run_lint(dirs: &[String]) -> Result<u8> {
     };
     let Lint { records, problems } = lint::lint(&dirs)?;
     if problems.is_empty() {
-        println!("{records} records, no problems");
+        emit(None, |w| {
+            writeln!(w, "{records} records, no problems").map_err(io_err)
+        })?;
         Ok(0)
     } else {
         for p in &problems {
@@ -197,11 +199,22 @@ fn add(args: &AddArgs) -> Result<u8> {
     let mut record = parse_record(Path::new(facts))?;
     let name = file_name_for(&record.id)?;
     let dest = Path::new(&args.dir).join(&name);
-    if dest.exists() && !args.force {
-        return Err(Error::new(format!(
-            "{}: exists; pass --force to replace it",
-            dest.display()
-        )));
+    // symlink_metadata, not exists(): a dangling link planted in the directory "does not exist"
+    // but would be written through, to wherever it points.
+    match std::fs::symlink_metadata(&dest) {
+        Ok(m) if m.file_type().is_symlink() && !args.force => {
+            return Err(Error::new(format!(
+                "{}: is a symbolic link; not writing through it (--force replaces the link with the record)",
+                dest.display()
+            )))
+        }
+        Ok(_) if !args.force => {
+            return Err(Error::new(format!(
+                "{}: exists; pass --force to replace it",
+                dest.display()
+            )))
+        }
+        _ => {}
     }
     let mut target = args.target.clone();
     target.name = Some(record.id.clone());
@@ -260,9 +273,8 @@ fn add(args: &AddArgs) -> Result<u8> {
         ));
     }
     std::fs::create_dir_all(&args.dir).map_err(|e| Error::new(format!("{}: {e}", args.dir)))?;
-    emit(Some(dest.to_str().unwrap_or(&name)), |w| {
-        w.write_all(text.as_bytes()).map_err(io_err)
-    })?;
+    // The record is written in the directory: a link there is replaced, never followed.
+    crate::output::replace_file(&dest, |w| w.write_all(text.as_bytes()).map_err(io_err))?;
     if !args.quiet {
         eprintln!("mcprisk: wrote {}", dest.display());
     }
@@ -391,7 +403,8 @@ fn add_package(args: &AddArgs) -> Result<u8> {
             };
             let mut path = dir.join(facts::package_file_name(&r.id));
             let mut n = 2;
-            while path.exists() {
+            // symlink_metadata: a dangling link counts as taken, and is never written through.
+            while std::fs::symlink_metadata(&path).is_ok() {
                 let other = parse_record(&path).map(|o| o.id).unwrap_or_default();
                 if other.eq_ignore_ascii_case(&r.id) {
                     if !args.force {
@@ -484,10 +497,15 @@ fn add_package(args: &AddArgs) -> Result<u8> {
             "the written record does not keep the snapshot exactly",
         ));
     }
+    if std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink()) && !args.force {
+        return Err(Error::new(format!(
+            "{}: is a symbolic link; not writing through it (--force replaces the link with the record)",
+            path.display()
+        )));
+    }
     std::fs::create_dir_all(dir).map_err(|e| Error::new(format!("{}: {e}", args.dir)))?;
-    emit(Some(&path.display().to_string()), |w| {
-        w.write_all(text.as_bytes()).map_err(io_err)
-    })?;
+    // The record is written in the directory: a link there is replaced, never followed.
+    crate::output::replace_file(&path, |w| w.write_all(text.as_bytes()).map_err(io_err))?;
     if !args.quiet {
         eprintln!(
             "mcprisk: wrote {} ({})",

@@ -90,7 +90,7 @@ pub fn run(args: &CheckArgs) -> Result<u8> {
                 "changes": changes,
                 "servers": servers.iter().map(|s| json!({"name": s.name, "grade": s.grade, "errors": s.errors})).collect::<Vec<_>>(),
             });
-            serde_json::to_writer_pretty(&mut *w, &doc).map_err(|e| io_err(e.into()))?;
+            crate::output::inert::json_pretty(&mut *w, &doc).map_err(io_err)?;
             writeln!(w).map_err(io_err)
         })?,
         CheckFormat::Table => emit(out, |w| {

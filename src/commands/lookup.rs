@@ -100,7 +100,7 @@ fn tool_view(
     let out = args.output.output.as_deref();
     match args.format {
         Format::Json => emit(out, |w| {
-            serde_json::to_writer_pretty(&mut *w, &doc).map_err(|e| io_err(e.into()))?;
+            crate::output::inert::json_pretty(&mut *w, &doc).map_err(io_err)?;
             writeln!(w).map_err(io_err)
         })?,
         Format::Md | Format::Html => {

@@ -92,7 +92,7 @@ pub fn run(args: &PolicyArgs) -> Result<u8> {
     }
     emit(args.output.output.as_deref(), |out| {
         if args.flavor.is_yaml() {
-            let yaml = serde_saphyr::to_string(&doc)
+            let yaml = crate::output::inert::yaml(&doc)
                 .map_err(|e| Error::new(format!("cannot write the policy as YAML: {e}")))?;
             if args.flavor == Flavor::Agentgateway {
                 out.write_all(agentgateway::HEADER.as_bytes())
@@ -104,7 +104,7 @@ pub fn run(args: &PolicyArgs) -> Result<u8> {
             }
             return Ok(());
         }
-        serde_json::to_writer_pretty(&mut *out, &doc).map_err(|e| io_err(e.into()))?;
+        crate::output::inert::json_pretty(&mut *out, &doc).map_err(io_err)?;
         writeln!(out).map_err(io_err)
     })?;
     note_written(args.output.output.as_deref(), args.output.quiet);

@@ -102,7 +102,7 @@ fn write(
         None => match format {
             RulesFormat::Json => {
                 let all: Vec<_> = rules.rules.iter().map(rule_json).collect();
-                serde_json::to_writer_pretty(&mut *out, &all).map_err(|e| io(e.into()))?;
+                crate::output::inert::json_pretty(&mut *out, &all).map_err(io)?;
                 writeln!(out).map_err(io)
             }
             RulesFormat::Table => {

@@ -21,7 +21,28 @@ pub fn run(args: &ScanArgs) -> Result<u8> {
     if let Some(lock_path) = &args.lock {
         let raw = std::mem::take(&mut raw_tools);
         let pairs: Vec<_> = servers.iter().cloned().zip(raw).collect();
-        let text = Lock::from_assessments(&pairs).to_text();
+        let mut lock = Lock::from_assessments(&pairs);
+        // A server that failed keeps what the lock said of it: its 0 tools are not news.
+        let failed: Vec<&str> = servers
+            .iter()
+            .filter(|s| s.errors.iter().any(|e| e.location == "server"))
+            .map(|s| s.name.as_str())
+            .collect();
+        if !failed.is_empty() {
+            let previous = std::path::Path::new(lock_path)
+                .exists()
+                .then(|| Lock::load(lock_path))
+                .transpose()?;
+            for (name, kept) in lock.keep_failed(previous.as_ref(), &failed) {
+                let name = crate::output::sanitize::one_line(&name, 60);
+                if kept {
+                    eprintln!("mcprisk: {name} failed: its entry in {lock_path} is kept as it was");
+                } else {
+                    eprintln!("mcprisk: {name} failed: not added to {lock_path}");
+                }
+            }
+        }
+        let text = lock.to_text();
         emit(Some(lock_path), |out| {
             out.write_all(text.as_bytes()).map_err(io_err)
         })?;

@@ -7,6 +7,7 @@
 //! or FIFO (`-o /dev/stdout`, `-o /dev/null`) is written in place, never replaced, and a symbolic
 //! link is followed, never replaced.
 
+pub mod inert;
 pub mod sanitize;
 pub mod terminal;
 
@@ -19,14 +20,19 @@ pub fn emit(path: Option<&str>, write: impl FnOnce(&mut dyn Write) -> Result<()>
     match path {
         None | Some("-") => {
             let stdout = std::io::stdout();
-            let mut lock = std::io::BufWriter::with_capacity(64 * 1024, stdout.lock());
-            write(&mut lock)?;
-            match lock.flush() {
-                Ok(()) => Ok(()),
-                // A closed pipe (`| head`) is the reader's choice, not an error.
-                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-                Err(e) => Err(Error::new(format!("cannot write to standard output: {e}"))),
+            let mut out = PipeWatch {
+                inner: std::io::BufWriter::with_capacity(64 * 1024, stdout.lock()),
+                closed: false,
+            };
+            let written = write(&mut out);
+            let flushed = out.flush();
+            // A closed pipe (`| head -1`) is the reader's choice, not an error: what was
+            // written is all the reader wanted.
+            if out.closed {
+                return Ok(());
             }
+            written?;
+            flushed.map_err(|e| Error::new(format!("cannot write to standard output: {e}")))
         }
         Some(p) => {
             let target = follow_symlinks(Path::new(p));
@@ -36,6 +42,47 @@ pub fn emit(path: Option<&str>, write: impl FnOnce(&mut dyn Write) -> Result<()>
             write_atomically(p, &target, write)
         }
     }
+}
+
+/// A writer that notes when its reader has gone (EPIPE), and then accepts and drops the rest,
+/// so the command ends as it would have.
+struct PipeWatch<W: Write> {
+    inner: W,
+    closed: bool,
+}
+
+impl<W: Write> Write for PipeWatch<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.closed {
+            return Ok(buf.len());
+        }
+        match self.inner.write(buf) {
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+                self.closed = true;
+                Ok(buf.len())
+            }
+            other => other,
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        if self.closed {
+            return Ok(());
+        }
+        match self.inner.flush() {
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+                self.closed = true;
+                Ok(())
+            }
+            other => other,
+        }
+    }
+}
+
+/// Writes the file at `path` atomically without following a symbolic link there: a link is
+/// replaced by the file, so the content lands in the directory `path` names and nowhere else.
+pub fn replace_file(path: &Path, write: impl FnOnce(&mut dyn Write) -> Result<()>) -> Result<()> {
+    write_atomically(&path.display().to_string(), path, write)
 }
 
 /// The file a path names once symbolic links are followed, so a link to a report stays a link

@@ -37,6 +37,68 @@ pub fn visible(s: &str) -> String {
     out
 }
 
+/// The whole of `s` on one line, nothing cut or folded: like [`visible`], with newlines and
+/// tabs escaped too (`\n`, `\t`), so no character of it can start a line of its own.
+pub fn whole_line(s: &str) -> String {
+    visible(s).replace('\n', "\\n").replace('\t', "\\t")
+}
+
+/// `text` wrapped at spaces into lines of about `width` characters, each after `indent`;
+/// nothing is cut (a longer word gets a line of its own) and the words stay as they were.
+pub fn wrap(text: &str, width: usize, indent: &str) -> String {
+    let mut out = String::new();
+    let mut line_len = 0;
+    for word in text.split(' ') {
+        let n = word.chars().count();
+        if line_len > 0 && line_len + 1 + n > width {
+            out.push('\n');
+            line_len = 0;
+        }
+        if line_len == 0 {
+            out.push_str(indent);
+        } else {
+            out.push(' ');
+            line_len += 1;
+        }
+        out.push_str(word);
+        line_len += n;
+    }
+    out
+}
+
+/// File- or server-provided text for a message: [`visible`] escapes, at most `max_lines` lines
+/// of at most `max_chars` characters each, and a note of what was left out.
+pub fn excerpt(s: &str, max_chars: usize, max_lines: usize) -> String {
+    let mut out = String::new();
+    let total = s.lines().count();
+    for (i, line) in s.lines().enumerate() {
+        if i == max_lines {
+            out.push_str(&format!("\n… ({} more lines)", total - max_lines));
+            break;
+        }
+        if i > 0 {
+            out.push('\n');
+        }
+        let n = line.chars().count();
+        if n > max_chars {
+            let head: String = line.chars().take(max_chars).collect();
+            out.push_str(&visible(&head));
+            out.push_str(&format!("… ({} more characters)", n - max_chars));
+        } else {
+            out.push_str(&visible(line));
+        }
+    }
+    out
+}
+
+/// An error message as it may reach a terminal: every control and invisible character escaped
+/// (newlines kept, as the message's own), and no line longer than 64 Ki characters. The
+/// messages' parts from files and servers are capped where they are made; this is the last
+/// guard, for all of them.
+pub fn message(s: &str) -> String {
+    excerpt(s, 64 * 1024, usize::MAX)
+}
+
 /// One line of at most `max` characters: visible escapes, whitespace runs folded, `…` when cut.
 pub fn one_line(s: &str, max: usize) -> String {
     let shown = visible(s);
@@ -63,6 +125,8 @@ pub fn one_line(s: &str, max: usize) -> String {
 /// line): the characters that start links, images, emphasis, code spans, strikethrough, math
 /// and URL autolinks, or split a table cell, are backslash-escaped, `<` `>` `&` become entities
 /// (no raw HTML, no entity tricks), and line breaks become spaces (a row stays one line).
+/// GitHub's extended autolinks are stopped too: the dot of `www.` is escaped, and `@` (e-mail
+/// addresses, `@mentions`) is followed by an empty `<sub></sub>`, the only markup added.
 pub fn markdown(s: &str) -> String {
     let shown = visible(s);
     let mut out = String::with_capacity(shown.len() + 8);
@@ -76,6 +140,13 @@ pub fn markdown(s: &str) -> String {
                 out.push('\\');
                 out.push(c);
             }
+            // GitHub links `www.x.y` by itself: an escaped dot is not "www.".
+            '.' if out.len() >= 3 && out[out.len() - 3..].eq_ignore_ascii_case("www") => {
+                out.push_str("\\.");
+            }
+            // GitHub links `a@b.c` (and mentions `@user`) after every escape has been undone,
+            // so only markup between `@` and what follows stops it: an empty <sub> shows nothing.
+            '@' => out.push_str("@<sub></sub>"),
             c => out.push(c),
         }
     }
@@ -185,6 +256,24 @@ mod tests {
     }
 
     #[test]
+    fn excerpts_escape_and_cap() {
+        let e = excerpt("a\u{1b}]0;x\u{7}\n{}\nc\nd", 4, 2);
+        assert_eq!(e, "a\\u{001B}]0… (3 more characters)\n{}\n… (2 more lines)");
+        let long = "[".repeat(100_000);
+        assert!(message(&long).len() < 70_000);
+    }
+
+    #[test]
+    fn whole_lines_are_wrapped_not_cut() {
+        let long = format!("sh -c 'echo {}; touch PAYLOAD'\nfake", "x".repeat(300));
+        let w = wrap(&whole_line(&long), 80, "    ");
+        assert!(w.lines().all(|l| l.starts_with("    ")));
+        let back: Vec<&str> = w.lines().map(|l| l.trim_start()).collect();
+        assert_eq!(back.join(" "), whole_line(&long));
+        assert!(w.contains("touch PAYLOAD'\\nfake"));
+    }
+
+    #[test]
     fn one_line_folds_and_cuts() {
         assert_eq!(one_line("  a\n\n b  c ", 80), "a b c");
         assert_eq!(one_line("abcdef", 3), "abc…");
@@ -202,6 +291,17 @@ mod tests {
         assert!(s.contains("\\|"));
         assert!(s.contains("\\`c\\`"));
         assert!(s.contains("\\$m\\$"));
+        // No extended autolinks: www., e-mail addresses, mentions.
+        let s = markdown("see www.evil.example or WWW.x.y, mail a@b.co, ping @octocat");
+        assert!(!s.to_ascii_lowercase().contains("www."), "{s}");
+        assert!(
+            s.contains("www\\.evil.example") && s.contains("WWW\\.x.y"),
+            "{s}"
+        );
+        assert!(
+            s.contains("a@<sub></sub>b.co") && s.contains("@<sub></sub>octocat"),
+            "{s}"
+        );
         // A backslash before a pipe cannot unescape it: both are escaped.
         assert_eq!(markdown("a\\|b"), "a\\\\\\|b");
     }

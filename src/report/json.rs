@@ -13,6 +13,6 @@ pub fn write(report: &Report, out: &mut dyn Write) -> std::io::Result<()> {
         "schema_version": SCHEMA_VERSION,
         "servers": report.servers,
     });
-    serde_json::to_writer_pretty(&mut *out, &doc)?;
+    crate::output::inert::json_pretty(&mut *out, &doc)?;
     writeln!(out)
 }

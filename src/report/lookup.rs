@@ -23,7 +23,7 @@ pub fn write_server(
     write_identity(w, record)?;
     table::write(report, w, color, width)?;
     writeln!(w, "Recommended policy (PolicyLayer policy.json):")?;
-    serde_json::to_writer_pretty(&mut *w, policy)?;
+    crate::output::inert::json_pretty(&mut *w, policy)?;
     writeln!(w)
 }
 
@@ -224,11 +224,11 @@ pub fn write_tool(
         one_line(&t.recommended.reason, 200)
     )?;
     writeln!(w, "policy.json")?;
-    serde_json::to_writer_pretty(&mut *w, &policy)?;
+    crate::output::inert::json_pretty(&mut *w, &policy)?;
     writeln!(w, "\n\nHOW TO BLOCK IT\n  Leave it out of \"tools\" under \"default\": \"deny\" (or list it under \"hide\" so the agent never sees it):")?;
-    serde_json::to_writer(&mut *w, &deny)?;
+    w.write_all(crate::output::sanitize::json_inline(&deny).as_bytes())?;
     writeln!(w, "\n\nHOW TO RATE-LIMIT IT")?;
-    serde_json::to_writer(&mut *w, &rate)?;
+    w.write_all(crate::output::sanitize::json_inline(&rate).as_bytes())?;
     writeln!(
         w,
         "\n\nProvided by {} ({}).",

@@ -28,15 +28,21 @@ pub struct Fetched {
     pub wire: Option<std::result::Result<mcp::Introspection, mcp::WireError>>,
     /// Things worth knowing that did not stop the scan.
     pub warnings: Vec<String>,
+    /// Why the tool list is incomplete, when that is an error (a live server's list passed the
+    /// total size limit): the tools read before it are in `list`, and the error in its `errors`.
+    pub incomplete: Option<String>,
 }
 
-/// Asks before starting servers that come from config files, unless `yes`. Without a terminal
-/// to ask on, refuses with a message that says how to allow it.
+/// Asks before starting servers that come from config files, or sending environment values a
+/// config names to a remote server, unless `yes`. Without a terminal to ask on, refuses with a
+/// message that says how to allow it. Every command line is listed whole (wrapped, never cut),
+/// with secret values masked.
 pub fn consent(targets: &[Target], yes: bool) -> Result<()> {
     let pending: Vec<&Target> = targets.iter().filter(|t| t.needs_consent).collect();
     if pending.is_empty() || yes {
         return Ok(());
     }
+    let width = crate::output::terminal::terminal_width(false).clamp(40, 160) as usize;
     let mut listing = String::new();
     for t in &pending {
         let origin = t
@@ -45,26 +51,38 @@ pub fn consent(targets: &[Target], yes: bool) -> Result<()> {
             .map(|e| format!(" ({}:{})", e.file.display(), e.line))
             .unwrap_or_default();
         listing.push_str(&format!(
-            "  {}{}: {}\n",
-            crate::output::sanitize::one_line(&t.name, 60),
-            origin,
-            crate::output::sanitize::one_line(&t.describe(), 300)
+            "  {}{}:\n{}\n",
+            crate::output::sanitize::whole_line(&t.name),
+            crate::output::sanitize::whole_line(&origin),
+            crate::output::sanitize::wrap(
+                &crate::output::sanitize::whole_line(&crate::targets::consent_line(t)),
+                width.saturating_sub(6),
+                "      "
+            )
         ));
     }
+    let starts = pending
+        .iter()
+        .filter(|t| matches!(t.source, Source::Stdio(_)))
+        .count();
+    let sends = pending.len() - starts;
+    let what = match (starts, sends) {
+        (s, 0) => format!("start {s} server(s), which runs their code"),
+        (0, r) => format!(
+            "send values of your environment to {r} remote server(s) a config file names"
+        ),
+        (s, r) => format!(
+            "start {s} server(s), which runs their code, and send values of your environment to {r} remote server(s) a config file names"
+        ),
+    };
     let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
     if !interactive {
         return Err(Error::new(format!(
-            "{} server(s) from config files would be started, which runs their code:\n{listing}\
-             no terminal to ask on: rerun with --yes to allow it",
-            pending.len()
+            "this would {what}:\n{listing}no terminal to ask on: rerun with --yes to allow it"
         )));
     }
     let mut err = std::io::stderr();
-    let _ = write!(
-        err,
-        "mcprisk will start {} server(s), which runs their code:\n{listing}Start them? [y/N] ",
-        pending.len()
-    );
+    let _ = write!(err, "mcprisk will {what}:\n{listing}Go ahead? [y/N] ");
     let _ = err.flush();
     let mut answer = String::new();
     std::io::stdin()
@@ -79,12 +97,18 @@ pub fn consent(targets: &[Target], yes: bool) -> Result<()> {
 }
 
 /// Fetches every target, at most `jobs` at once; results keep the targets' order.
+///
+/// For a command-line program: when a target is a live server, this process starts guarding
+/// its servers ([`mcp::procs::guard`]): signals end them, and orphans they leave are ended.
 pub fn fetch_all(
     targets: Vec<Target>,
     opts: &Options,
     jobs: usize,
     progress: bool,
 ) -> Vec<Fetched> {
+    if targets.iter().any(|t| matches!(t.source, Source::Stdio(_))) {
+        mcp::procs::guard();
+    }
     let n = targets.len();
     let multi = progress.then(MultiProgress::new);
     let bars: Vec<Option<ProgressBar>> = targets
@@ -172,6 +196,12 @@ pub fn fetch_for_add(
     if let Err(e) = &f.list {
         return Err(Error::new(e.clone()));
     }
+    if let Some(why) = &f.incomplete {
+        return Err(Error::new(format!(
+            "{}: {why}; not taken as a snapshot",
+            f.target.name
+        )));
+    }
     let (info, proto) = match &f.wire {
         Some(Ok(intro)) => (
             intro.server_info.clone().filter(|v| !v.is_null()),
@@ -192,6 +222,7 @@ fn fetch_one(target: Target, opts: &Options) -> Fetched {
                 raw_tools: None,
                 wire: None,
                 warnings: Vec::new(),
+                incomplete: None,
             }
         }
         Source::Catalog(record) => {
@@ -217,6 +248,7 @@ fn fetch_one(target: Target, opts: &Options) -> Fetched {
                 raw_tools: raw,
                 wire: None,
                 warnings: Vec::new(),
+                incomplete: None,
             }
         }
         Source::Stdio(cmd) => {
@@ -243,11 +275,24 @@ fn finish(
             let tools = std::mem::take(&mut intro.tools);
             let raw = tools.clone();
             let warnings = intro.warnings.clone();
+            let mut list = toollist::from_tools(tools);
+            let incomplete = intro.incomplete.clone();
+            if let Some(why) = &incomplete {
+                list.errors.insert(
+                    0,
+                    crate::model::InputError {
+                        location: "server".into(),
+                        tool: None,
+                        message: why.clone(),
+                    },
+                );
+            }
             Fetched {
-                list: Ok(toollist::from_tools(tools)),
+                list: Ok(list),
                 raw_tools: Some(raw),
                 wire: Some(Ok(intro)),
                 warnings,
+                incomplete,
                 target,
             }
         }
@@ -256,6 +301,7 @@ fn finish(
             raw_tools: None,
             wire: Some(Err(err)),
             warnings: Vec::new(),
+            incomplete: None,
             target,
         },
     }

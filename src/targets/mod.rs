@@ -10,6 +10,7 @@ pub mod clients;
 pub mod fetch;
 pub mod mcp;
 pub mod package;
+pub mod redact;
 pub mod resolve;
 pub mod toollist;
 
@@ -88,6 +89,48 @@ impl Target {
     }
 }
 
+/// Whether a URL's host is this machine's loopback (127.0.0.0/8, ::1, localhost); an
+/// unparsable URL is not.
+pub fn is_loopback_url(url: &str) -> bool {
+    match url::Url::parse(url).ok().as_ref().and_then(|u| u.host()) {
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        Some(url::Host::Domain(d)) => {
+            let d = d.to_ascii_lowercase();
+            d == "localhost" || d.ends_with(".localhost")
+        }
+        None => false,
+    }
+}
+
+/// What starting or contacting a target that needs consent does, for the consent listing: the
+/// whole command line (secrets masked), or which variables go to which remote server.
+pub fn consent_line(t: &Target) -> String {
+    match &t.source {
+        Source::Http { url, headers, .. } => {
+            let vars: Vec<String> = t
+                .entry
+                .as_ref()
+                .map(|e| e.sends_env.iter().map(|v| format!("${v}")).collect())
+                .unwrap_or_default();
+            let launch = Launch::Http {
+                url: redact_url(url),
+                headers: headers.clone(),
+                kind: HttpKind::Auto,
+            };
+            format!(
+                "sends the value of {} to {}",
+                vars.join(", "),
+                launch.display()
+            )
+        }
+        _ => {
+            let d = t.describe();
+            format!("runs {}", d.strip_prefix("stdio: ").unwrap_or(&d))
+        }
+    }
+}
+
 /// A URL without user-info or query string (either may carry a secret).
 pub fn redact_url(url: &str) -> String {
     match url::Url::parse(url) {
@@ -135,6 +178,34 @@ pub fn parse_header(h: &str) -> Result<(String, clients::Secret)> {
         )));
     }
     Ok((k.to_string(), clients::Secret::new(v.trim())))
+}
+
+/// Parses `--header-env NAME=VAR`: the header NAME with the value of the environment variable
+/// VAR (read through `env`). The value is never shown; a variable that is unset or empty is an
+/// error that names it.
+pub fn header_from_env(
+    spec: &str,
+    env: impl Fn(&str) -> Option<String>,
+) -> Result<(String, clients::Secret)> {
+    let (name, var) = spec.split_once('=').ok_or_else(|| {
+        Error::new(format!(
+            "--header-env {spec:?}: takes NAME=VAR, e.g. Authorization=MCP_AUTH"
+        ))
+    })?;
+    let (name, var) = (name.trim(), var.trim());
+    let (name, _) = parse_header(&format!("{name}: x"))
+        .map_err(|_| Error::new(format!("--header-env: {name:?} is not a valid header name")))?;
+    if var.is_empty() {
+        return Err(Error::new(format!(
+            "--header-env {name}=: name the environment variable that holds the value"
+        )));
+    }
+    match env(var) {
+        Some(v) if !v.trim().is_empty() => Ok((name, clients::Secret::new(v.trim()))),
+        _ => Err(Error::new(format!(
+            "--header-env {name}={var}: the environment variable {var} is not set (or is empty)"
+        ))),
+    }
 }
 
 /// A stdio target from a command line given on the command line (consent is implied).
@@ -216,7 +287,13 @@ pub fn from_config(file: &ConfigFile) -> Vec<Target> {
                     kind: *kind,
                 },
             };
-            let needs_consent = matches!(source, Source::Stdio(_));
+            // Starting a command runs code; expanding the environment into a request to another
+            // machine sends secrets the config chose to whoever it names. Both need consent.
+            let needs_consent = match &source {
+                Source::Stdio(_) => true,
+                Source::Http { url, .. } => !s.sends_env.is_empty() && !is_loopback_url(url),
+                _ => false,
+            };
             Target {
                 name: s.name.clone(),
                 source,
@@ -272,5 +349,14 @@ mod tests {
             "https://h.example/mcp?<redacted>"
         );
         assert!(split_command("a 'b").is_err());
+        let env = |v: &str| (v == "TOK").then(|| "Bearer s3cret".to_string());
+        let (k, v) = header_from_env("Authorization=TOK", env).unwrap();
+        assert_eq!((k.as_str(), v.expose()), ("Authorization", "Bearer s3cret"));
+        let e = header_from_env("Authorization=NOPE", env)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("NOPE is not set"), "{e}");
+        assert!(header_from_env("Authorization", env).is_err());
+        assert!(header_from_env("Bad Name=TOK", env).is_err());
     }
 }

@@ -40,14 +40,17 @@ pub fn from_args(t: &TargetArgs, quiet: bool) -> Result<Vec<Target>> {
             }
         }
     }
-    let headers = t
+    let mut headers = t
         .headers
         .iter()
         .map(|h| parse_header(h))
         .collect::<Result<Vec<_>>>()?;
+    for spec in &t.header_env {
+        headers.push(super::header_from_env(spec, |v| std::env::var(v).ok())?);
+    }
     if !headers.is_empty() && t.url.is_empty() {
         return Err(Error::new(
-            "--header applies to --url servers; none was given",
+            "--header and --header-env apply to --url servers; none was given",
         ));
     }
     for url in &t.url {

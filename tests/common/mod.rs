@@ -92,6 +92,11 @@ impl Tracked {
         t
     }
 
+    /// Where the server's pids are recorded.
+    pub fn pid_file(&self) -> PathBuf {
+        self.dir.path().join("pid")
+    }
+
     pub fn pids(&self) -> Vec<i32> {
         let s = std::fs::read_to_string(self.dir.path().join("pid"))
             .expect("the server wrote no pid file");
@@ -257,4 +262,111 @@ pub fn names(tools: &[serde_json::Value]) -> Vec<String> {
                 .to_string()
         })
         .collect()
+}
+
+/// How a run of the mcprisk binary ended: exit code (None when killed by a signal), the signal,
+/// its output, and its peak resident memory.
+#[derive(Debug)]
+pub struct Measured {
+    pub code: Option<i32>,
+    pub signal: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+    /// The peak resident memory (VmHWM) last read while it ran. (Not wait4's ru_maxrss: a child
+    /// starts with the peak of the test process that spawned it.)
+    pub max_rss_kib: u64,
+    pub took: Duration,
+}
+
+fn vm_hwm_kib(pid: i32) -> Option<u64> {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// Runs the mcprisk binary with `args`, sampling its peak memory while it runs. `outer` only
+/// keeps a broken build from hanging the suite: past it the process is killed (and the test
+/// fails on the result). `during` is called with the pid once it runs (to signal it, say).
+pub fn run_mcprisk(args: &[String], outer: Duration, during: impl FnOnce(i32)) -> Measured {
+    use std::io::Read;
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    use std::sync::Arc;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mcprisk"))
+        .args(args)
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id() as i32;
+    let started = Instant::now();
+    let mut out = child.stdout.take().unwrap();
+    let mut err = child.stderr.take().unwrap();
+    let out_t = std::thread::spawn(move || {
+        let mut s = Vec::new();
+        let _ = out.read_to_end(&mut s);
+        s
+    });
+    let err_t = std::thread::spawn(move || {
+        let mut s = Vec::new();
+        let _ = err.read_to_end(&mut s);
+        s
+    });
+    let done = Arc::new(AtomicBool::new(false));
+    let peak = Arc::new(AtomicU64::new(0));
+    let watcher = {
+        let done = done.clone();
+        let peak = peak.clone();
+        std::thread::spawn(move || {
+            let until = Instant::now() + outer;
+            while !done.load(Ordering::Acquire) {
+                if let Some(kib) = vm_hwm_kib(pid) {
+                    peak.fetch_max(kib, Ordering::AcqRel);
+                }
+                if Instant::now() >= until {
+                    // SAFETY: the child is not reaped until `done` is set.
+                    unsafe {
+                        libc::kill(pid, libc::SIGKILL);
+                    }
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        })
+    };
+    during(pid);
+    // Wait for the exit without reaping, so the watcher never samples a reused pid.
+    // SAFETY: waitid fills the zeroed siginfo_t.
+    unsafe {
+        let mut info: libc::siginfo_t = std::mem::zeroed();
+        libc::waitid(
+            libc::P_PID,
+            pid as libc::id_t,
+            &mut info,
+            libc::WEXITED | libc::WNOWAIT,
+        );
+    }
+    done.store(true, Ordering::Release);
+    watcher.join().unwrap();
+    let status = child.wait().unwrap();
+    let took = started.elapsed();
+    let stdout = String::from_utf8_lossy(&out_t.join().unwrap()).into_owned();
+    let stderr = String::from_utf8_lossy(&err_t.join().unwrap()).into_owned();
+    use std::os::unix::process::ExitStatusExt;
+    Measured {
+        code: status.code(),
+        signal: status.signal(),
+        stdout,
+        stderr,
+        max_rss_kib: peak.load(Ordering::Acquire),
+        took,
+    }
+}
+
+/// The misbehaving server's command line for `mcprisk scan -- ...`, through `sh` recording pids.
+pub fn cli_args(t: &Tracked) -> Vec<String> {
+    let mut v = vec![t.cmd.program.clone()];
+    v.extend(t.cmd.args.iter().cloned());
+    v
 }

@@ -17,6 +17,12 @@ stdio:  misbehave.py MODE [PIDFILE]
       huge            a 50 MB tools/list response on one line
       drip            the tools/list response one byte every 50 ms
       modern          2026-07-28: initialize is "method not found"; server/discover; _meta needed
+      hostile_stderr  answers initialize; on tools/list writes a terminal title, a screen clear
+                      and a fake "All checks passed" line to stderr, then exits 1
+      ping_flood      never reads stdin; sends ping requests as fast as the pipe takes them
+      big_pages       every tools/list page is one tool with an 8 MB description, and a nextCursor
+      escape          answers like ok, after leaving two `sleep`s outside its process group: a
+                      child in a session of its own (setsid), and an orphan (double fork + setsid)
 
 http:   misbehave.py http MODE LOGFILE
     Serves on 127.0.0.1 (a free port), prints "PORT <n>" on stdout, appends one line per request
@@ -77,12 +83,31 @@ def stdio(mode, pidfile):
         pids.append(subprocess.Popen(["sleep", "300"]).pid)
     if mode in ("hang_init", "hang_list"):
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    if mode == "escape":
+        pids.append(subprocess.Popen(["sleep", "300"], start_new_session=True).pid)
+        r, w = os.pipe()
+        if os.fork() == 0:
+            os.setsid()
+            pid = os.fork()
+            if pid == 0:
+                os.execvp("sleep", ["sleep", "301"])
+            os.write(w, str(pid).encode())
+            os._exit(0)
+        os.close(w)
+        pids.append(int(os.read(r, 32)))
+        os.wait()
     if pidfile and pids:
         with open(pidfile, "a") as f:
             f.write(" " + " ".join(map(str, pids)))
     if mode == "garbage":
         print("Starting misbehave server... (this line is not JSON)", flush=True)
         print("[1, 2, 3", flush=True)
+    if mode == "ping_flood":
+        ping = json.dumps({"jsonrpc": "2.0", "id": "flood", "method": "ping"}) + "\n"
+        burst = ping * 1000
+        while True:
+            sys.stdout.write(burst)
+            sys.stdout.flush()
     page_no = 0
     for msg in read_msgs():
         method, mid = msg.get("method"), msg.get("id")
@@ -111,6 +136,11 @@ def stdio(mode, pidfile):
         cursor = (msg.get("params") or {}).get("cursor")
         if mode == "hang_list":
             time.sleep(300)
+        elif mode == "hostile_stderr":
+            sys.stderr.write("\x1b]0;PWNED\x07\x1b[2J\x1b[H\rAll checks passed\n")
+            sys.stderr.write("ok\x1b[1A\x1b[2K\u202eevil\x9b31m\n")
+            sys.stderr.flush()
+            os._exit(1)
         elif mode == "crash":
             sys.stderr.write("fatal: out of cheese at tools/list\n")
             sys.stderr.flush()
@@ -137,6 +167,12 @@ def stdio(mode, pidfile):
             result(mid, res)
         elif mode == "endless_cursor":
             result(mid, {"tools": [tool("t%d" % page_no)], "nextCursor": "c%d" % page_no})
+        elif mode == "big_pages":
+            sys.stdout.write('{"jsonrpc":"2.0","id":%s,"result":{"nextCursor":"c%d","tools":[{"name":"big%d",'
+                             '"inputSchema":{"type":"object"},"description":"' % (json.dumps(mid), page_no, page_no))
+            sys.stdout.write("x" * (8 * 1000 * 1000))
+            sys.stdout.write('"}]}}\n')
+            sys.stdout.flush()
         elif mode == "repeat_cursor":
             result(mid, {"tools": [tool("t%d" % page_no)], "nextCursor": "again"})
         elif mode == "huge":

@@ -73,7 +73,8 @@ pub enum Launch {
 }
 
 impl Launch {
-    /// The command line or URL for people, without env or header values.
+    /// The command line or URL for people, without env or header values, and with secret
+    /// arguments and URL user-info masked ([`super::redact`]).
     pub fn display(&self) -> String {
         match self {
             Launch::Stdio {
@@ -83,10 +84,10 @@ impl Launch {
                 for (k, _) in env {
                     s.push_str(&format!("{k}=<redacted> "));
                 }
-                s.push_str(&shell_quote(command));
-                for a in args {
+                s.push_str(&shell_quote(&super::redact::arg(command)));
+                for a in super::redact::args(args) {
                     s.push(' ');
-                    s.push_str(&shell_quote(a));
+                    s.push_str(&shell_quote(&a));
                 }
                 s
             }
@@ -127,6 +128,9 @@ pub struct ServerEntry {
     pub unresolved: Vec<String>,
     /// Env or header keys whose values are literal secrets written in the file.
     pub literal_secrets: Vec<String>,
+    /// For a remote server: the environment variables whose values the config puts into its
+    /// URL or headers (`${VAR}`, `env_http_headers`, `bearer_token_env_var`), sorted, once each.
+    pub sends_env: Vec<String>,
     /// The config turns the server off.
     pub disabled: bool,
 }

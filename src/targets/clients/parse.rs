@@ -53,12 +53,22 @@ pub fn parse_text(path: &Path, text: &str, lookup: &dyn Lookup) -> Result<Config
     let shown = path.display().to_string();
     let is_toml = path.extension().is_some_and(|e| e == "toml");
     let doc: Value = if is_toml {
-        let t: toml::Value = toml::from_str(text)
-            .map_err(|e| Error::new(format!("{shown}: invalid TOML: {}", e.to_string().trim())))?;
+        let t: toml::Value = toml::from_str(text).map_err(|e| {
+            // The message quotes the offending line, which is the file's text.
+            Error::new(format!(
+                "{shown}: invalid TOML: {}",
+                crate::output::sanitize::excerpt(e.to_string().trim(), 300, 8)
+            ))
+        })?;
         serde_json::to_value(t).map_err(|e| Error::new(format!("{shown}: {e}")))?
     } else {
         let v: Option<Value> = jsonc_parser::parse_to_serde_value(text, &Default::default())
-            .map_err(|e| Error::new(format!("{shown}: invalid JSON: {e}")))?;
+            .map_err(|e| {
+                Error::new(format!(
+                    "{shown}: invalid JSON: {}",
+                    crate::output::sanitize::excerpt(&e.to_string(), 300, 8)
+                ))
+            })?;
         v.unwrap_or(Value::Null)
     };
     let Value::Object(root) = doc else {
@@ -188,6 +198,7 @@ impl Ctx<'_> {
     ) -> std::result::Result<ServerEntry, String> {
         let mut unresolved = Vec::new();
         let mut literal = Vec::new();
+        let mut sends_env = Vec::new();
         let s = |v: Option<&Value>, key: &str| -> std::result::Result<Option<String>, String> {
             match v {
                 None | Some(Value::Null) => Ok(None),
@@ -271,6 +282,7 @@ impl Ctx<'_> {
                 (None, None, None) => return Err("has neither \"command\" nor \"url\"".into()),
             };
             let mut headers = Vec::new();
+            let mut sends = Vec::new();
             for key in ["headers", "http_headers"] {
                 match e.get(key) {
                     None | Some(Value::Null) => {}
@@ -283,6 +295,7 @@ impl Ctx<'_> {
                             if !x.had_reference && looks_secret(k, raw) {
                                 literal.push(format!("header {k}"));
                             }
+                            sends.extend(x.env_vars);
                             headers.push((k.clone(), Secret::new(x.value)));
                         }
                     }
@@ -293,7 +306,10 @@ impl Ctx<'_> {
                 for (k, v) in m {
                     if let Value::String(var) = v {
                         match lookup.env(var) {
-                            Some(val) => headers.push((k.clone(), Secret::new(val))),
+                            Some(val) => {
+                                sends.push(var.clone());
+                                headers.push((k.clone(), Secret::new(val)))
+                            }
                             None => unresolved.push(format!("env {var} (for header {k})")),
                         }
                     }
@@ -302,13 +318,19 @@ impl Ctx<'_> {
             if let Some(Value::String(var)) = e.get("bearer_token_env_var") {
                 match lookup.env(var) {
                     Some(val) => {
+                        sends.push(var.clone());
                         headers.push(("Authorization".into(), Secret::new(format!("Bearer {val}"))))
                     }
                     None => unresolved.push(format!("env {var} (bearer token)")),
                 }
             }
+            let url = exp(&raw_url, &mut unresolved);
+            sends.extend(url.env_vars);
+            sends.sort();
+            sends.dedup();
+            sends_env = sends;
             Launch::Http {
-                url: exp(&raw_url, &mut unresolved).value,
+                url: url.value,
                 headers,
                 kind,
             }
@@ -322,6 +344,7 @@ impl Ctx<'_> {
             launch,
             unresolved,
             literal_secrets: literal,
+            sends_env,
             disabled,
         })
     }

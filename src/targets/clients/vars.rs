@@ -40,6 +40,8 @@ pub struct Expanded {
     pub unresolved: Vec<String>,
     /// Whether the string referred to any variable (so it is not a literal).
     pub had_reference: bool,
+    /// The environment variables whose values were put into the string.
+    pub env_vars: Vec<String>,
 }
 
 /// Expands every reference in `s`. Unresolvable references are left as written and listed.
@@ -58,7 +60,10 @@ pub fn expand(s: &str, lookup: &dyn Lookup) -> Expanded {
         let written = &rest[start..start + 2 + end + 1];
         out.had_reference = true;
         match resolve(inner, lookup) {
-            Some(v) => out.value.push_str(&v),
+            Some((v, var)) => {
+                out.value.push_str(&v);
+                out.env_vars.extend(var);
+            }
             None => {
                 out.value.push_str(written);
                 out.unresolved.push(written.to_string());
@@ -71,28 +76,33 @@ pub fn expand(s: &str, lookup: &dyn Lookup) -> Expanded {
     out
 }
 
-fn resolve(inner: &str, lookup: &dyn Lookup) -> Option<String> {
+/// The value of one reference, and the environment variable it came from, if one did.
+fn resolve(inner: &str, lookup: &dyn Lookup) -> Option<(String, Option<String>)> {
+    let from_env = |name: &str| lookup.env(name).map(|v| (v, Some(name.to_string())));
     if let Some(name) = inner.strip_prefix("env:") {
-        return lookup.env(name.trim());
+        return from_env(name.trim());
     }
     if inner.starts_with("input:") || inner.starts_with("command:") || inner.starts_with("config:")
     {
         return None;
     }
+    let plain = |v: Option<String>| v.map(|v| (v, None));
     match inner {
-        "workspaceFolder" | "workspaceRoot" | "CLAUDE_PROJECT_DIR" => return lookup.workspace(),
-        "userHome" | "HOME" if lookup.env("HOME").is_none() => return lookup.home(),
-        "pathSeparator" | "/" => return Some(std::path::MAIN_SEPARATOR.to_string()),
+        "workspaceFolder" | "workspaceRoot" | "CLAUDE_PROJECT_DIR" => {
+            return plain(lookup.workspace())
+        }
+        "userHome" | "HOME" if lookup.env("HOME").is_none() => return plain(lookup.home()),
+        "pathSeparator" | "/" => return Some((std::path::MAIN_SEPARATOR.to_string(), None)),
         _ => {}
     }
     if let Some((name, default)) = inner.split_once(":-") {
-        return lookup
-            .env(name)
-            .filter(|v| !v.is_empty())
-            .or(Some(default.to_string()));
+        return match lookup.env(name).filter(|v| !v.is_empty()) {
+            Some(v) => Some((v, Some(name.to_string()))),
+            None => Some((default.to_string(), None)),
+        };
     }
     if inner.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') && !inner.is_empty() {
-        return lookup.env(inner);
+        return from_env(inner);
     }
     None
 }
@@ -125,5 +135,12 @@ mod tests {
         assert_eq!(e.unresolved, ["${input:pat}", "${NOPE}"]);
         assert!(e.had_reference);
         assert!(!expand("literal", &Fixed).had_reference);
+        assert_eq!(
+            expand("a ${TOKEN} ${env:TOKEN}", &Fixed).env_vars,
+            ["TOKEN", "TOKEN"]
+        );
+        assert!(expand("${MISSING:-dflt} ${workspaceFolder}", &Fixed)
+            .env_vars
+            .is_empty());
     }
 }

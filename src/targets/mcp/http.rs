@@ -86,6 +86,7 @@ pub fn introspect_http(
         credential_names: headers.iter().map(|(k, _)| k.clone()).collect(),
         cap: opts.max_message_bytes,
         warnings: Vec::new(),
+        last_bytes: 0,
     };
 
     let mut streamable = Streamable {
@@ -108,6 +109,7 @@ pub fn introspect_http(
                 transport: Transport::StreamableHttp,
                 auth,
                 warnings,
+                incomplete: out.incomplete,
             });
         }
         Err(e) if streamable.try_sse => e,
@@ -132,6 +134,7 @@ pub fn introspect_http(
                 transport: Transport::Sse,
                 auth,
                 warnings,
+                incomplete: out.incomplete,
             })
         }
         Err(e @ WireError::AuthRequired { .. }) => Err(e),
@@ -222,6 +225,8 @@ struct Base {
     credential_names: Vec<String>,
     cap: usize,
     warnings: Vec<String>,
+    /// The size of the message that carried the last response returned.
+    last_bytes: usize,
 }
 
 impl Base {
@@ -522,6 +527,7 @@ impl Streamable {
                             continue;
                         };
                         if let Some(found) = self.dispatch(msg, id, step, wait) {
+                            self.base.last_bytes = ev.data.len();
                             return Ok(found);
                         }
                     }
@@ -560,7 +566,10 @@ impl Streamable {
                 .protocol(step, format!("the body ({ct}) is not JSON: {e}"))
         })?;
         match self.dispatch(msg, id, step, wait) {
-            Some(found) => Ok(found),
+            Some(found) => {
+                self.base.last_bytes = body.len();
+                Ok(found)
+            }
             None => Err(self.base.protocol(
                 step,
                 "the JSON body holds no response to our request".to_string(),
@@ -660,6 +669,10 @@ impl Channel for Streamable {
             ));
         }
         Ok(())
+    }
+
+    fn response_bytes(&self) -> usize {
+        self.base.last_bytes
     }
 
     fn negotiated(&mut self, protocol_version: &str) {
@@ -827,7 +840,10 @@ impl Channel for Legacy {
                         let reply = answer_server_request(&m);
                         self.post(&reply, step, wait)?;
                     }
-                    Incoming::Response(rid) if session::id_matches(Some(rid), id) => return Ok(m),
+                    Incoming::Response(rid) if session::id_matches(Some(rid), id) => {
+                        self.base.last_bytes = ev.data.len();
+                        return Ok(m);
+                    }
                     _ => {}
                 }
             }
@@ -836,6 +852,10 @@ impl Channel for Legacy {
 
     fn notify(&mut self, msg: &Value, step: &Step, wait: Wait) -> Result<(), WireError> {
         self.post(msg, step, wait)
+    }
+
+    fn response_bytes(&self) -> usize {
+        self.base.last_bytes
     }
 }
 

@@ -17,18 +17,26 @@
 //! Decisions worth knowing:
 //! * Pagination guard: a cursor the server already sent, or more than [`Options::max_pages`] pages,
 //!   stops the listing; the result is `Ok` with the tools gathered so far and a warning saying the
-//!   list is incomplete and why. A timeout while paging is an error.
+//!   list is incomplete and why. A timeout while paging is an error. Pages that add up to more
+//!   than [`Options::max_list_bytes`] also stop it, and that is an error to report
+//!   ([`Introspection::incomplete`]), with the tools of the pages before kept.
+//! * Bounded memory: one message is at most [`Options::max_message_bytes`]; a stdio server's
+//!   stdout is read at most a few messages ahead, and our writes to its stdin go through a
+//!   bounded queue on a thread of their own, so a server that does not read (or floods us with
+//!   requests) runs into the deadline instead of blocking it.
 //! * A 401 (or a 403 with `WWW-Authenticate`) is not a crash: it is
 //!   [`WireError::AuthRequired`], carrying the observed [`AuthPosture`] (challenge, OAuth
 //!   protected-resource metadata). Use [`WireError::auth_posture`] to read it.
 //! * Secrets: header values and env values are never put in a message or a `Debug` output. URLs are
-//!   shown without user-info and without their query string; command arguments that are URLs with
-//!   user-info have it masked.
-//! * Ctrl-C: stdio servers run in their own process group, so a terminal's SIGINT does not reach
-//!   them. A CLI should call [`kill_running_servers`] from its signal handler.
+//!   shown without user-info and without their query string; command arguments are shown with
+//!   secret values and URL user-info masked ([`crate::targets::redact`]).
+//! * Signals: stdio servers run in their own process group, so a terminal's SIGINT does not reach
+//!   them. A CLI calls [`procs::guard`] once: SIGINT, SIGTERM and SIGHUP then end every server
+//!   (and the processes that left its group) before mcprisk dies of the signal.
 
 mod http;
 mod lines;
+pub mod procs;
 mod session;
 mod sse;
 mod stdio;
@@ -38,6 +46,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use crate::output::sanitize::whole_line;
 pub use http::introspect_http;
 pub use stdio::{introspect_stdio, kill_running_servers};
 
@@ -60,6 +69,9 @@ pub struct Introspection {
     /// Things that did not stop the scan but matter, e.g. skipped non-JSON stdout lines or an
     /// incomplete tool list.
     pub warnings: Vec<String>,
+    /// Set when the tool list is incomplete because it passed [`Options::max_list_bytes`]: an
+    /// error to report, with the tools read before it kept in `tools`.
+    pub incomplete: Option<String>,
 }
 
 /// How a server was reached.
@@ -134,10 +146,7 @@ impl fmt::Debug for StdioCommand {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("StdioCommand")
             .field("program", &self.program)
-            .field(
-                "args",
-                &self.args.iter().map(|a| redact_arg(a)).collect::<Vec<_>>(),
-            )
+            .field("args", &crate::targets::redact::args(&self.args))
             .field(
                 "env",
                 &self
@@ -164,6 +173,9 @@ pub struct Options {
     pub max_pages: usize,
     /// Largest single message (stdout line, HTTP body, SSE event) accepted (default 32 MiB).
     pub max_message_bytes: usize,
+    /// Largest whole tool list, all `tools/list` pages together (default 64 MiB). The page that
+    /// would pass it is not kept; listing stops there and the introspection is `incomplete`.
+    pub max_list_bytes: usize,
     /// Between SIGTERM and SIGKILL when ending a stdio server's process group (default 500 ms).
     pub kill_grace: Duration,
     pub client_name: String,
@@ -178,6 +190,7 @@ impl Default for Options {
             request_timeout: Duration::from_secs(10),
             max_pages: 1000,
             max_message_bytes: 32 << 20,
+            max_list_bytes: 64 << 20,
             kill_grace: Duration::from_millis(500),
             client_name: "mcprisk".to_string(),
             client_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -367,7 +380,8 @@ fn write_stderr(f: &mut fmt::Formatter<'_>, stderr: &[String]) -> fmt::Result {
     }
     write!(f, "; last lines of its stderr:")?;
     for l in stderr {
-        write!(f, "\n    {l}")?;
+        // Server output: escaped, so it cannot set a title, clear the screen or fake a line.
+        write!(f, "\n    {}", whole_line(l))?;
     }
     Ok(())
 }
@@ -424,7 +438,8 @@ impl fmt::Display for WireError {
                 message,
             } => write!(
                 f,
-                "{server}: {step} failed: the server answered JSON-RPC error {code}: {message}"
+                "{server}: {step} failed: the server answered JSON-RPC error {code}: {}",
+                whole_line(message)
             ),
             WireError::Protocol {
                 server,
@@ -432,7 +447,11 @@ impl fmt::Display for WireError {
                 detail,
                 stderr,
             } => {
-                write!(f, "{server}: {step}: unexpected answer: {detail}")?;
+                write!(
+                    f,
+                    "{server}: {step}: unexpected answer: {}",
+                    whole_line(detail)
+                )?;
                 write_stderr(f, stderr)
             }
             WireError::Http {
@@ -440,12 +459,16 @@ impl fmt::Display for WireError {
                 step,
                 status,
                 detail,
-            } => write!(f, "{server}: {step}: HTTP status {status}{detail}"),
+            } => write!(
+                f,
+                "{server}: {step}: HTTP status {status}{}",
+                whole_line(detail)
+            ),
             WireError::Network {
                 server,
                 step,
                 detail,
-            } => write!(f, "{server}: {step}: {detail}"),
+            } => write!(f, "{server}: {step}: {}", whole_line(detail)),
             WireError::NoTransport {
                 server,
                 streamable,
@@ -521,18 +544,6 @@ pub(crate) fn redact_url(raw: &str) -> String {
     }
 }
 
-/// A command-line argument for messages: URLs with user-info get it masked.
-pub(crate) fn redact_arg(arg: &str) -> String {
-    if let Some(scheme_end) = arg.find("://") {
-        let rest = &arg[scheme_end + 3..];
-        let auth_end = rest.find('/').unwrap_or(rest.len());
-        if let Some(at) = rest[..auth_end].rfind('@') {
-            return format!("{}://***@{}", &arg[..scheme_end], &rest[at + 1..]);
-        }
-    }
-    arg.to_string()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -543,11 +554,6 @@ mod tests {
             redact_url("https://u:p@example.invalid/mcp?key=s3cret#x"),
             "https://example.invalid/mcp?…"
         );
-        assert_eq!(
-            redact_arg("postgres://user:pw@db.invalid:5432/x"),
-            "postgres://***@db.invalid:5432/x"
-        );
-        assert_eq!(redact_arg("--port=1"), "--port=1");
     }
 
     #[test]

@@ -50,6 +50,8 @@ pub(crate) trait Channel {
         wait: Wait,
     ) -> Result<Value, WireError>;
     fn notify(&mut self, msg: &Value, step: &Step, wait: Wait) -> Result<(), WireError>;
+    /// The size in bytes of the message that carried the last response `request` returned.
+    fn response_bytes(&self) -> usize;
     /// Called once the protocol version is known (HTTP sends it as a header from then on).
     fn negotiated(&mut self, _protocol_version: &str) {}
 }
@@ -59,6 +61,8 @@ pub(crate) struct Outcome {
     pub server_info: Option<Value>,
     pub protocol_version: Option<String>,
     pub warnings: Vec<String>,
+    /// Why the tool list is incomplete, when a limit that makes it an error stopped it.
+    pub incomplete: Option<String>,
 }
 
 /// True when `id` (as the server echoed it) is our numeric request id.
@@ -269,6 +273,8 @@ pub(crate) fn run<C: Channel>(
 
     // tools/list, page by page
     let mut tools = Vec::new();
+    let mut incomplete = None;
+    let mut list_bytes = 0usize;
     let mut seen = HashSet::new();
     let mut cursor: Option<String> = None;
     let mut page = 1usize;
@@ -290,6 +296,16 @@ pub(crate) fn run<C: Channel>(
         );
         let resp = ch.request(next_id, &msg, &step, wait)?;
         next_id += 1;
+        list_bytes = list_bytes.saturating_add(ch.response_bytes());
+        if list_bytes > opts.max_list_bytes {
+            incomplete = Some(format!(
+                "tool list incomplete: page {page} would take the whole list past the {} MiB limit on a tool list, so listing stopped with the {} tools of the first {} page(s)",
+                opts.max_list_bytes >> 20,
+                tools.len(),
+                page - 1
+            ));
+            break;
+        }
         let result = match result_of(&server, &step, resp) {
             Ok(r) => r,
             Err(WireError::Rpc { code: -32601, .. }) if page == 1 && !declares_tools => {
@@ -365,6 +381,7 @@ pub(crate) fn run<C: Channel>(
         server_info,
         protocol_version,
         warnings,
+        incomplete,
     })
 }
 

@@ -1,12 +1,12 @@
 //! stdio transport: the server is a child process in its own process group; newline-delimited
 //! JSON-RPC on its stdin and stdout; stderr kept (last lines) for error messages.
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::{HashMap, VecDeque};
 use std::io::{BufReader, Read, Write};
 use std::os::unix::process::CommandExt;
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -14,45 +14,69 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use super::lines::{read_capped_line, Line};
+use super::procs;
 use super::session::{self, answer_server_request, classify, Channel, Incoming, Wait};
 use super::{
-    redact_arg, AuthPosture, ChannelSecurity, Introspection, Options, StdioCommand, Step,
-    Transport, WireError,
+    AuthPosture, ChannelSecurity, Introspection, Options, StdioCommand, Step, Transport, WireError,
 };
 
 /// How many stderr lines are kept for error messages, and how long each may be.
 const STDERR_LINES: usize = 20;
 const STDERR_LINE_CHARS: usize = 500;
 
-/// Process groups of the stdio servers running now, for [`kill_running_servers`].
-static RUNNING: Mutex<Option<HashSet<i32>>> = Mutex::new(None);
+/// Messages read from stdout that may wait for the session to take them. The reader stops
+/// reading (and the server's writes block) while they wait, so a server that talks faster than
+/// we listen cannot grow our memory.
+const INBOX: usize = 2;
+/// Lines that may wait for the writer thread. A server that does not read its stdin fills the
+/// pipe and then this queue; replies to its requests are then dropped, and our own requests wait
+/// for room only until their deadline.
+const OUTBOX: usize = 16;
 
-fn register(pgid: i32) {
-    RUNNING
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .get_or_insert_with(HashSet::new)
-        .insert(pgid);
+/// The stdio servers running now: group leader (= process group id) and the value of their mark.
+static RUNNING: Mutex<Option<HashMap<i32, String>>> = Mutex::new(None);
+
+/// Tells servers apart in their marks.
+static SPAWNED: AtomicUsize = AtomicUsize::new(0);
+
+fn running() -> std::sync::MutexGuard<'static, Option<HashMap<i32, String>>> {
+    RUNNING.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// Forgets a server that has ended; when it was the last one and this is a guarded command
+/// line program ([`procs::guard`]), ends the orphans re-parented to it.
 fn unregister(pgid: i32) {
-    if let Some(set) = RUNNING.lock().unwrap_or_else(|e| e.into_inner()).as_mut() {
-        set.remove(&pgid);
+    let mut set = running();
+    let map = set.get_or_insert_with(HashMap::new);
+    map.remove(&pgid);
+    if map.is_empty() && procs::GUARDED.load(Ordering::Acquire) {
+        let orphans = procs::adopted(&[]);
+        procs::signal_all(&orphans, libc::SIGKILL);
+        procs::reap(&orphans);
     }
 }
 
-/// Sends SIGKILL to the process group of every stdio server this process is talking to right now.
-/// Meant for a Ctrl-C / SIGTERM handler: the servers sit in their own process groups, so the
-/// terminal's signal does not reach them. Safe to call from any thread; the introspections in
-/// progress then fail (the server "closed its output") and reap their children.
+/// Kills every stdio server this process is talking to right now: each one's process group, the
+/// processes that left it ([`procs`]) and orphans re-parented to us. Meant for a signal handler
+/// (see [`procs::guard`]): the servers sit in their own process groups, so the terminal's signal
+/// does not reach them. Safe to call from any thread; the introspections in progress then fail
+/// (the server "closed its output") and reap their children.
 pub fn kill_running_servers() {
-    if let Some(set) = RUNNING.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
-        for &pgid in set {
-            // SAFETY: plain syscall; a negative pid addresses the process group.
-            unsafe {
-                libc::kill(-pgid, libc::SIGKILL);
-            }
+    let set = running();
+    let Some(map) = set.as_ref() else {
+        return;
+    };
+    let leaders: Vec<i32> = map.keys().copied().collect();
+    for (&pgid, mark) in map {
+        let others = procs::belonging_to(pgid, mark);
+        // SAFETY: plain syscall; a negative pid addresses the process group.
+        unsafe {
+            libc::kill(-pgid, libc::SIGKILL);
         }
+        procs::signal_all(&others, libc::SIGKILL);
+    }
+    if procs::GUARDED.load(Ordering::Acquire) {
+        procs::signal_all(&procs::adopted(&leaders), libc::SIGKILL);
     }
 }
 
@@ -74,6 +98,12 @@ pub fn introspect_stdio(cmd: &StdioCommand, opts: &Options) -> Result<Introspect
             format!("skipped {skipped} non-JSON-RPC line(s) on the server's stdout"),
         );
     }
+    if ch.dropped_replies > 0 {
+        outcome.warnings.push(format!(
+            "the server sent {} request(s) while not reading its input; they were not answered",
+            ch.dropped_replies
+        ));
+    }
     Ok(Introspection {
         tools: outcome.tools,
         server_info: outcome.server_info,
@@ -85,16 +115,18 @@ pub fn introspect_stdio(cmd: &StdioCommand, opts: &Options) -> Result<Introspect
             challenge: None,
         },
         warnings: outcome.warnings,
+        incomplete: outcome.incomplete,
     })
 }
 
-/// A readable name for messages: the command line, truncated, URL user-info masked.
+/// A readable name for messages: the command line, truncated, secrets masked.
 fn describe(cmd: &StdioCommand) -> String {
-    let mut s = redact_arg(&cmd.program);
-    for a in &cmd.args {
+    let mut s = crate::targets::redact::arg(&cmd.program);
+    for a in crate::targets::redact::args(&cmd.args) {
         s.push(' ');
-        s.push_str(&redact_arg(a));
+        s.push_str(&a);
     }
+    let mut s = crate::output::sanitize::whole_line(&s);
     if s.chars().count() > 200 {
         s = s.chars().take(199).collect::<String>() + "…";
     }
@@ -102,7 +134,8 @@ fn describe(cmd: &StdioCommand) -> String {
 }
 
 enum Event {
-    Message(Value),
+    /// A message and the length of the line that carried it.
+    Message(Value, usize),
     Eof,
     TooLong,
     ReadError(String),
@@ -112,7 +145,16 @@ struct StdioChannel {
     server: String,
     child: Child,
     pgid: i32,
-    stdin: Option<ChildStdin>,
+    /// The value of [`procs::MARK`] in the server's environment.
+    mark: String,
+    /// Lines for the writer thread, which owns the server's stdin.
+    outbox: Option<SyncSender<Vec<u8>>>,
+    /// Set by the writer thread when a write failed (the server closed its stdin or exited).
+    write_failed: Arc<AtomicBool>,
+    /// Replies to server requests dropped because the server was not reading them.
+    dropped_replies: usize,
+    /// The length of the line that carried the last response [`Channel::request`] returned.
+    last_bytes: usize,
     rx: Receiver<Event>,
     stderr: Arc<Mutex<VecDeque<String>>>,
     stderr_done: Arc<AtomicUsize>,
@@ -127,9 +169,15 @@ struct StdioChannel {
 impl StdioChannel {
     fn spawn(cmd: &StdioCommand, opts: &Options) -> Result<Self, WireError> {
         let server = describe(cmd);
+        let mark = format!(
+            "{}-{}",
+            std::process::id(),
+            SPAWNED.fetch_add(1, Ordering::Relaxed)
+        );
         let mut c = Command::new(&cmd.program);
         c.args(&cmd.args)
             .envs(cmd.env.iter().map(|(k, v)| (k, v)))
+            .env(procs::MARK, &mark)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -137,17 +185,41 @@ impl StdioChannel {
         if let Some(dir) = &cmd.cwd {
             c.current_dir(dir);
         }
-        let mut child = c.spawn().map_err(|source| WireError::Spawn {
-            server: server.clone(),
-            source,
-        })?;
+        // Spawned and registered under the lock, so that the end of another server never takes
+        // this one for an orphan.
+        let mut child = {
+            let mut set = running();
+            let child = c.spawn().map_err(|source| WireError::Spawn {
+                server: server.clone(),
+                source,
+            })?;
+            set.get_or_insert_with(HashMap::new)
+                .insert(child.id() as i32, mark.clone());
+            child
+        };
         let pgid = child.id() as i32;
-        register(pgid);
 
-        let stdin = child.stdin.take();
+        let stdin = child.stdin.take().expect("piped stdin");
         let stdout = child.stdout.take().expect("piped stdout");
         let stderr = child.stderr.take().expect("piped stderr");
-        let (tx, rx) = mpsc::channel();
+        // Writes go through a thread of their own: a server that does not read its stdin blocks
+        // that thread, never the session and its deadlines. It ends when the queue is dropped or
+        // a write fails (the server's group is killed at shutdown, which fails a blocked write).
+        let (outbox, lines) = mpsc::sync_channel::<Vec<u8>>(OUTBOX);
+        let write_failed = Arc::new(AtomicBool::new(false));
+        {
+            let failed = write_failed.clone();
+            thread::spawn(move || {
+                let mut w = stdin;
+                for line in lines {
+                    if w.write_all(&line).and_then(|_| w.flush()).is_err() {
+                        failed.store(true, Ordering::Release);
+                        return;
+                    }
+                }
+            });
+        }
+        let (tx, rx) = mpsc::sync_channel(INBOX);
         let non_json = Arc::new(AtomicUsize::new(0));
         let cap = opts.max_message_bytes;
         {
@@ -162,7 +234,9 @@ impl StdioChannel {
                                 continue;
                             }
                             match serde_json::from_slice::<Value>(&buf) {
-                                Ok(v @ (Value::Object(_) | Value::Array(_))) => Event::Message(v),
+                                Ok(v @ (Value::Object(_) | Value::Array(_))) => {
+                                    Event::Message(v, buf.len())
+                                }
                                 _ => {
                                     non_json.fetch_add(1, Ordering::Relaxed);
                                     continue;
@@ -173,7 +247,7 @@ impl StdioChannel {
                             if !buf.iter().all(u8::is_ascii_whitespace) {
                                 match serde_json::from_slice::<Value>(&buf) {
                                     Ok(v @ Value::Object(_)) => {
-                                        let _ = tx.send(Event::Message(v));
+                                        let _ = tx.send(Event::Message(v, buf.len()));
                                     }
                                     _ => {
                                         non_json.fetch_add(1, Ordering::Relaxed);
@@ -216,7 +290,11 @@ impl StdioChannel {
             server,
             child,
             pgid,
-            stdin,
+            mark,
+            outbox: Some(outbox),
+            write_failed,
+            dropped_replies: 0,
+            last_bytes: 0,
             rx,
             stderr: tail,
             stderr_done,
@@ -267,7 +345,7 @@ impl StdioChannel {
                 limit: self.max_bytes,
                 stderr: self.stderr_tail(),
             },
-            Event::Eof | Event::ReadError(_) | Event::Message(_) => {
+            Event::Eof | Event::ReadError(_) | Event::Message(..) => {
                 let status = self.exit_status(Duration::from_millis(300));
                 self.settle_stderr();
                 let status = match (status, ev) {
@@ -288,7 +366,9 @@ impl StdioChannel {
         }
     }
 
-    fn send(&mut self, msg: &Value, step: &Step) -> Result<(), WireError> {
+    /// Queues our own message for the server, waiting for room in the queue until the deadline
+    /// (a server that does not read its stdin fills it; then this is a timeout, not a hang).
+    fn send(&mut self, msg: &Value, step: &Step, wait: Wait) -> Result<(), WireError> {
         if let Some(ev) = self.dead.take() {
             let e = self.fail_from(&ev, step);
             self.dead = Some(ev);
@@ -296,30 +376,69 @@ impl StdioChannel {
         }
         let mut line = serde_json::to_vec(msg).expect("a Value always serializes");
         line.push(b'\n');
-        let ok = match self.stdin.as_mut() {
-            Some(w) => w.write_all(&line).and_then(|_| w.flush()).is_ok(),
-            None => false,
-        };
-        if ok {
-            return Ok(());
+        loop {
+            if self.write_failed.load(Ordering::Acquire) {
+                // Broken pipe: the server is gone or closed stdin. Report it as an exit.
+                self.outbox = None;
+                return Err(self.fail_from(&Event::Eof, step));
+            }
+            let Some(outbox) = self.outbox.as_ref() else {
+                return Err(self.fail_from(&Event::Eof, step));
+            };
+            match outbox.try_send(line) {
+                Ok(()) => return Ok(()),
+                Err(TrySendError::Disconnected(_)) => {
+                    self.outbox = None;
+                    return Err(self.fail_from(&Event::Eof, step));
+                }
+                Err(TrySendError::Full(back)) => {
+                    if Instant::now() >= wait.deadline {
+                        return Err(self.not_reading(step, wait));
+                    }
+                    line = back;
+                    thread::sleep(Duration::from_millis(2));
+                }
+            }
         }
-        // Broken pipe: the server is gone or closed stdin. Report it as an exit.
-        self.stdin = None;
-        Err(self.fail_from(&Event::Eof, step))
+    }
+
+    /// Answers a request the server made, if the server is reading what we send; a reply that
+    /// finds the queue full is dropped (and counted), so a request flood costs nothing.
+    fn reply(&mut self, reply: &Value) {
+        let mut line = serde_json::to_vec(reply).expect("a Value always serializes");
+        line.push(b'\n');
+        if let Some(outbox) = self.outbox.as_ref() {
+            if outbox.try_send(line).is_err() {
+                self.dropped_replies += 1;
+            }
+        }
+    }
+
+    fn not_reading(&self, step: &Step, wait: Wait) -> WireError {
+        WireError::Timeout {
+            server: self.server.clone(),
+            step: step.clone(),
+            limit: wait.limit,
+            stderr: self.stderr_tail(),
+        }
     }
 
     /// Ends the process group: close stdin, SIGTERM the group, wait up to the grace period for
-    /// the leader, SIGKILL whatever is left in the group, reap the leader. Idempotent.
+    /// the leader, SIGKILL whatever is left in the group, reap the leader. Processes that left
+    /// the group (see [`procs`]) get the same signals. Idempotent.
     fn shutdown(&mut self) {
         if self.ended {
             return;
         }
         self.ended = true;
-        self.stdin = None;
+        self.outbox = None;
+        // Found while the leader lives: once it dies, its children lose their parent link.
+        let mut others = procs::belonging_to(self.pgid, &self.mark);
         // SAFETY: plain syscalls on our own child's process group.
         unsafe {
             libc::kill(-self.pgid, libc::SIGTERM);
         }
+        procs::signal_all(&others, libc::SIGTERM);
         let until = Instant::now() + self.kill_grace;
         while peek_exit(self.pgid).is_none() && Instant::now() < until {
             thread::sleep(Duration::from_millis(2));
@@ -329,7 +448,14 @@ impl StdioChannel {
         unsafe {
             libc::kill(-self.pgid, libc::SIGKILL);
         }
+        for pid in procs::belonging_to(self.pgid, &self.mark) {
+            if !others.contains(&pid) {
+                others.push(pid);
+            }
+        }
+        procs::signal_all(&others, libc::SIGKILL);
         let _ = self.child.wait();
+        procs::reap(&others);
         unregister(self.pgid);
     }
 }
@@ -395,47 +521,57 @@ impl Channel for StdioChannel {
         step: &Step,
         wait: Wait,
     ) -> Result<Value, WireError> {
-        self.send(msg, step)?;
+        self.send(msg, step, wait)?;
         loop {
+            // Checked before every message: a server that floods us must not keep the wait alive.
+            if Instant::now() >= wait.deadline {
+                return Err(self.not_reading(step, wait));
+            }
             let ev = match self.rx.recv_timeout(wait.remaining()) {
                 Ok(ev) => ev,
-                Err(RecvTimeoutError::Timeout) => {
-                    return Err(WireError::Timeout {
-                        server: self.server.clone(),
-                        step: step.clone(),
-                        limit: wait.limit,
-                        stderr: self.stderr_tail(),
-                    })
-                }
+                Err(RecvTimeoutError::Timeout) => return Err(self.not_reading(step, wait)),
                 Err(RecvTimeoutError::Disconnected) => Event::Eof,
             };
-            let msgs = match ev {
-                Event::Message(Value::Array(batch)) => batch,
-                Event::Message(m) => vec![m],
+            let (msgs, bytes) = match ev {
+                Event::Message(Value::Array(batch), n) => (batch, n),
+                Event::Message(m, n) => (vec![m], n),
                 other => {
                     let e = self.fail_from(&other, step);
                     self.dead = Some(other);
                     return Err(e);
                 }
             };
+            let mut found = None;
             for m in msgs {
                 match classify(&m) {
                     Incoming::Request => {
                         let reply = answer_server_request(&m);
-                        self.send(&reply, step)?;
+                        self.reply(&reply);
                     }
-                    Incoming::Response(rid) if session::id_matches(Some(rid), id) => return Ok(m),
+                    Incoming::Response(rid) if session::id_matches(Some(rid), id) => {
+                        if found.is_none() {
+                            found = Some(m);
+                        }
+                    }
                     Incoming::Response(_) | Incoming::Notification => {}
                     Incoming::Other => {
                         self.non_json.fetch_add(1, Ordering::Relaxed);
                     }
                 }
             }
+            if let Some(m) = found {
+                self.last_bytes = bytes;
+                return Ok(m);
+            }
         }
     }
 
-    fn notify(&mut self, msg: &Value, step: &Step, _wait: Wait) -> Result<(), WireError> {
-        self.send(msg, step)
+    fn notify(&mut self, msg: &Value, step: &Step, wait: Wait) -> Result<(), WireError> {
+        self.send(msg, step, wait)
+    }
+
+    fn response_bytes(&self) -> usize {
+        self.last_bytes
     }
 }
 
