@@ -302,32 +302,84 @@ fn split_words(text: &str, humps: bool) -> Vec<String> {
     out
 }
 
-/// A word without a plural `s` (`payments` and `payment` match).
-fn stem(w: &str) -> &str {
-    if w.len() > 3 && w.ends_with('s') && !w.ends_with("ss") {
-        &w[..w.len() - 1]
-    } else {
-        w
-    }
-}
-
-/// How well `field` matches the query word `q`: 1 for a word of it, 0.4 for a word that starts
-/// with `q` (three letters or more), else 0.
+/// How well `field` matches the query word `q` (lower case): 1 for a word of it, 0.4 for a
+/// word that starts with `q` (three letters or more), else 0.
 fn field_score(field: &str, q: &str) -> f64 {
-    score_words(words(field), q)
+    score_in(field, false, q)
 }
 
-fn score_words(ws: Vec<String>, q: &str) -> f64 {
+/// The same over a text's words without allocating them (`humps`: split at camelCase too).
+fn score_in(text: &str, humps: bool, q: &str) -> f64 {
+    // Words are compared as they stand in the text, ignoring ASCII case; a word with other
+    // letters in it is lowered first.
     let mut best: f64 = 0.0;
-    for w in ws {
-        if w == q || stem(&w) == stem(q) {
-            return 1.0;
+    let mut start: Option<usize> = None;
+    let mut prev_lower = false;
+    let mut judge = |w: &str| -> bool {
+        let owned;
+        let w = if w.is_ascii() {
+            w
+        } else {
+            owned = w.to_lowercase();
+            owned.as_str()
+        };
+        if w.eq_ignore_ascii_case(q) || stem_eq(w, q) {
+            return true;
         }
-        if q.len() >= 3 && w.starts_with(q) {
+        if q.len() >= 3
+            && w.len() > q.len()
+            && w.as_bytes()[..q.len()].eq_ignore_ascii_case(q.as_bytes())
+        {
             best = best.max(0.4);
+        }
+        false
+    };
+    for (i, c) in text.char_indices() {
+        if c.is_alphanumeric() {
+            if humps && c.is_uppercase() && prev_lower {
+                if let Some(s) = start {
+                    if judge(&text[s..i]) {
+                        return 1.0;
+                    }
+                }
+                start = Some(i);
+            } else if start.is_none() {
+                start = Some(i);
+            }
+            prev_lower = c.is_lowercase() || c.is_ascii_digit();
+        } else {
+            prev_lower = false;
+            if let Some(s) = start.take() {
+                if judge(&text[s..i]) {
+                    return 1.0;
+                }
+            }
+        }
+    }
+    if let Some(s) = start {
+        if judge(&text[s..]) {
+            return 1.0;
         }
     }
     best
+}
+
+/// Whether two words are the same but for a plural `s` (`payments`, `payment`), any case.
+fn stem_eq(w: &str, q: &str) -> bool {
+    let sw = stem_len(w);
+    let sq = stem_len(q);
+    sw == sq && w.as_bytes()[..sw].eq_ignore_ascii_case(&q.as_bytes()[..sq])
+}
+
+/// The length of a word without a plural `s`.
+fn stem_len(w: &str) -> usize {
+    let b = w.as_bytes();
+    let ss = b.len() >= 2 && b[b.len() - 2].eq_ignore_ascii_case(&b's');
+    if b.len() > 3 && b[b.len() - 1].eq_ignore_ascii_case(&b's') && !ss {
+        b.len() - 1
+    } else {
+        b.len()
+    }
 }
 
 /// Records matching every word of `query`, best first: a word of the name (or the id's last
@@ -362,7 +414,7 @@ pub fn search<'a>(catalog: &'a Catalog, query: &str) -> Vec<&'a Entry> {
                 let tools = l
                     .tools
                     .iter()
-                    .map(|t| score_words(tool_words(t), q))
+                    .map(|t| score_in(t, true, q))
                     .fold(0.0, f64::max);
                 let s = (100.0 * name)
                     .max(80.0 * alias)

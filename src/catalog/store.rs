@@ -34,7 +34,8 @@ pub struct Listing {
     pub aliases: Vec<String>,
     pub packages: Vec<String>,
     pub summary: String,
-    pub tools: Vec<String>,
+    /// Tool names; the embedded records' are borrowed from the binary, not copied on every run.
+    pub tools: Vec<std::borrow::Cow<'static, str>>,
     #[serde(default)]
     pub repository: Option<String>,
     #[serde(default)]
@@ -50,7 +51,10 @@ impl Listing {
             aliases: r.aliases.clone(),
             packages: r.packages.iter().map(|p| p.identifier.clone()).collect(),
             summary: r.summary.clone(),
-            tools: r.tool_names().map(String::from).collect(),
+            tools: r
+                .tool_names()
+                .map(|t| std::borrow::Cow::Owned(t.to_string()))
+                .collect(),
             repository: r.repository.clone(),
             publisher: r.publisher.clone(),
         }
@@ -180,7 +184,11 @@ impl Catalog {
                     aliases: e.aliases.iter().map(|s| s.to_string()).collect(),
                     packages: e.packages.iter().map(|s| s.to_string()).collect(),
                     summary: e.summary.to_string(),
-                    tools: e.tools.iter().map(|s| s.to_string()).collect(),
+                    tools: e
+                        .tools
+                        .iter()
+                        .map(|s| std::borrow::Cow::Borrowed(*s))
+                        .collect(),
                     repository: e.repository.map(String::from),
                     publisher: e.publisher.to_string(),
                 },
