@@ -1,6 +1,6 @@
 //! Embeds the catalog: every `catalog/servers/*.yaml` record is parsed and checked here (a bad
-//! record fails the build with its file and line), then stored as compact JSON beside a small
-//! index, so a lookup parses only the record it needs.
+//! record fails the build with its file and line), then stored as deflated compact JSON beside
+//! a small index, so a lookup inflates and parses only the record it needs.
 //!
 //! `MCPRISK_EMBED_CATALOG=DIR` embeds another directory (used to benchmark a large catalog).
 
@@ -29,6 +29,9 @@ fn main() {
     let mut out = String::from(
         "/// Records embedded at build time.\npub static EMBEDDED: &[EmbeddedRecord] = &[\n",
     );
+    // Every record as compact JSON, deflated one by one into one blob, so a lookup inflates
+    // only the record it shows.
+    let mut blob: Vec<u8> = Vec::new();
     for path in &files {
         println!("cargo:rerun-if-changed={}", path.display());
         let text =
@@ -36,11 +39,14 @@ fn main() {
         let rec: record::Record = serde_saphyr::from_str(&text)
             .unwrap_or_else(|e| panic!("{}: invalid catalog record: {e}", path.display()));
         let json = serde_json::to_string(&rec).expect("records serialize");
+        let packed = miniz_oxide::deflate::compress_to_vec(json.as_bytes(), 6);
+        let at = (blob.len(), packed.len());
+        blob.extend_from_slice(&packed);
         let pkgs: Vec<String> = rec.packages.iter().map(|p| p.identifier.clone()).collect();
         let tools: Vec<&str> = rec.tool_names().collect();
         let _ = writeln!(
             out,
-            "    EmbeddedRecord {{ file: {:?}, id: {:?}, name: {:?}, aliases: &{:?}, packages: &{:?}, summary: {:?}, tools: &{:?}, json: {:?} }},",
+            "    EmbeddedRecord {{ file: {:?}, id: {:?}, name: {:?}, aliases: &{:?}, packages: &{:?}, summary: {:?}, tools: &{:?}, repository: {:?}, publisher: {:?}, at: ({}, {}) }},",
             rel(path),
             rec.id,
             rec.name,
@@ -48,12 +54,19 @@ fn main() {
             pkgs,
             rec.summary,
             tools,
-            json
+            rec.repository,
+            rec.publisher,
+            at.0,
+            at.1
         );
     }
     out.push_str("];\n");
-    let dest = Path::new(&std::env::var("OUT_DIR").unwrap()).join("embedded_catalog.rs");
-    std::fs::write(dest, out).unwrap();
+    let out_dir = PathBuf::from(std::env::var("OUT_DIR").unwrap());
+    out.push_str(
+        "/// The deflated records, one after another.\npub static BLOB: &[u8] = include_bytes!(concat!(env!(\"OUT_DIR\"), \"/embedded_catalog.bin\"));\n",
+    );
+    std::fs::write(out_dir.join("embedded_catalog.bin"), blob).unwrap();
+    std::fs::write(out_dir.join("embedded_catalog.rs"), out).unwrap();
 }
 
 /// The shipped rules as JSON, so start-up parses JSON instead of YAML (the runtime still

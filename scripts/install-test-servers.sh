@@ -2,7 +2,11 @@
 # Installs the pinned real MCP servers that tests/wire_*.rs talk to:
 #   npm packages from tests/servers/package-lock.json into tests/servers/node_modules
 #   PyPI packages from tests/servers/requirements.txt into the venv tests/servers/.venv
-# Idempotent: re-running only reinstalls when the pins changed since the last install.
+# and keeps what tests/packages.rs installs again without network (`--npm`/`--pypi`):
+#   npm's own cache holds @modelcontextprotocol/server-memory and its dependencies (npm
+#     --offline resolves from it), and the wheels of requirements.txt are in tests/servers/wheels
+#     (pip --no-index --find-links).
+# Idempotent: re-running only reinstalls when the pins (or this script) changed since the last install.
 set -euo pipefail
 cd "$(dirname "$0")/../tests/servers"
 
@@ -13,19 +17,28 @@ stamp_ok() { # $1 = stamp file, $2.. = inputs; true when the stamp matches the i
 }
 write_stamp() { cat "${@:2}" | sha256sum | cut -d' ' -f1 >"$1"; }
 
-if stamp_ok node_modules/.mcprisk-stamp package.json package-lock.json; then
+if stamp_ok node_modules/.mcprisk-stamp package.json package-lock.json ../../scripts/install-test-servers.sh; then
     echo "npm test servers: up to date"
 else
     echo "npm test servers: installing (npm ci)"
     npm ci --no-audit --no-fund
-    write_stamp node_modules/.mcprisk-stamp package.json package-lock.json
+    # npm ci fetches tarballs only; an install by name also caches the package documents that
+    # an offline install by name needs.
+    warm="$(mktemp -d)"
+    npm install --prefix "$warm" --no-audit --no-fund --ignore-scripts \
+        "@modelcontextprotocol/server-memory@$(node -p 'require("./package.json").dependencies["@modelcontextprotocol/server-memory"]')" >/dev/null
+    rm -rf "$warm"
+    write_stamp node_modules/.mcprisk-stamp package.json package-lock.json ../../scripts/install-test-servers.sh
 fi
 
-if stamp_ok .venv/.mcprisk-stamp requirements.txt; then
+if stamp_ok .venv/.mcprisk-stamp requirements.txt ../../scripts/install-test-servers.sh; then
     echo "python test servers: up to date"
 else
     echo "python test servers: installing into .venv"
     [[ -x .venv/bin/python ]] || python3 -m venv .venv
     .venv/bin/pip install --quiet --disable-pip-version-check -r requirements.txt
-    write_stamp .venv/.mcprisk-stamp requirements.txt
+    rm -rf wheels
+    .venv/bin/pip download --quiet --disable-pip-version-check --only-binary=:all: --no-deps \
+        -r requirements.txt -d wheels
+    write_stamp .venv/.mcprisk-stamp requirements.txt ../../scripts/install-test-servers.sh
 fi

@@ -99,7 +99,8 @@ pub enum CatalogCommand {
         /// Directories to check (default: catalog/servers).
         dirs: Vec<String>,
     },
-    /// A new record from a live scan or a saved tool list and a record file without snapshot.
+    /// A record from a live scan or a saved tool list and a record file without snapshot, or
+    /// from a package (--npm/--pypi), its facts read from the installed package.
     Add(Box<AddArgs>),
     /// Create or update records from an MCP registry API (v0/servers).
     ImportRegistry(ImportArgs),
@@ -108,9 +109,10 @@ pub enum CatalogCommand {
 /// `mcprisk catalog add`.
 #[derive(Debug, Args)]
 pub struct AddArgs {
-    /// The record's facts (YAML, the record format without `snapshot`).
+    /// The record's facts (YAML, the record format without `snapshot`); with --npm/--pypi
+    /// optional (the facts then come from the installed package's own files).
     #[arg(long, value_name = "FILE")]
-    pub record: String,
+    pub record: Option<String>,
     #[command(flatten)]
     pub target: TargetArgs,
     /// What was run, e.g. "npm @modelcontextprotocol/server-memory@2026.8.31" (default: the
@@ -203,6 +205,33 @@ pub struct TargetArgs {
     /// The server's name in reports and policies (one target only; default: derived).
     #[arg(long, value_name = "NAME")]
     pub name: Option<String>,
+    /// Install this npm package (NAME@VERSION to pin it) into mcprisk's cache and start its
+    /// server over stdio (naming it is consent to run it).
+    #[arg(long, value_name = "NAME[@VERSION]")]
+    pub npm: Vec<String>,
+    /// Install this PyPI package (NAME==VERSION to pin it) into a venv in mcprisk's cache and
+    /// start its server over stdio (naming it is consent to run it).
+    #[arg(long, value_name = "NAME[==VERSION]")]
+    pub pypi: Vec<String>,
+    /// With --npm/--pypi: the bin entry or console script to start, when there are several.
+    #[arg(long, value_name = "NAME")]
+    pub bin: Option<String>,
+    /// With --npm/--pypi: one argument for the server (repeat for more; --arg=--flag).
+    #[arg(long = "arg", value_name = "ARG", allow_hyphen_values = true)]
+    pub args: Vec<String>,
+    /// With --npm/--pypi: an environment variable for the server, e.g. a placeholder credential
+    /// (values are never printed).
+    #[arg(long = "env", value_name = "KEY=VALUE")]
+    pub env: Vec<String>,
+    /// With --pypi: the Python to create a new venv with (3.12, python3.12 or a path).
+    #[arg(long, value_name = "PYTHON")]
+    pub python: Option<String>,
+    /// With --npm/--pypi: remove the install afterwards (by default it is kept for next time).
+    #[arg(long)]
+    pub no_keep: bool,
+    /// Start stdio servers without network (a network namespace of their own: unshare -n).
+    #[arg(long)]
+    pub no_network: bool,
     /// A server command line to start over stdio (everything after `--`).
     #[arg(last = true, value_name = "CMD")]
     pub command: Vec<String>,

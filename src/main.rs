@@ -10,7 +10,9 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let cli = mcprisk::cli::Cli::parse();
-    match mcprisk::commands::run(cli) {
+    let outcome = mcprisk::commands::run(cli);
+    mcprisk::targets::package::cleanup();
+    match outcome {
         Ok(code) => ExitCode::from(code),
         Err(err) => {
             // Messages carry text from files and servers: shown escaped, whatever made them.

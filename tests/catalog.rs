@@ -408,3 +408,91 @@ fn a_catalog_directory_is_indexed_once_and_its_changes_are_seen() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("r.yaml"));
 }
+
+#[test]
+fn lookup_takes_command_lines_repository_urls_and_vendors() {
+    for (query, id) in [
+        (
+            "npx -y @modelcontextprotocol/server-memory@2026.8.31",
+            "io.github.modelcontextprotocol/server-memory",
+        ),
+        (
+            "uvx mcp-server-git",
+            "io.github.modelcontextprotocol/server-git",
+        ),
+        (
+            "uvx --from mcp-server-git==2026.10.19 mcp-server-git --repository .",
+            "io.github.modelcontextprotocol/server-git",
+        ),
+        (
+            "git+https://github.com/PLGonzalezrx8/proxmox-mcp.git",
+            "io.github.plgonzalezrx8/proxmox-mcp",
+        ),
+    ] {
+        let doc = json_of(&["lookup", query, "--format", "json"]);
+        assert_eq!(doc["servers"][0]["name"], id, "{query}");
+    }
+    // A vendor: every server it publishes, by repository owner or npm scope.
+    let out = mcprisk()
+        .args(["lookup", "modelcontextprotocol"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let page = String::from_utf8(out.stdout).unwrap();
+    for id in [
+        "io.github.modelcontextprotocol/server-git",
+        "io.github.modelcontextprotocol/server-memory",
+    ] {
+        assert!(page.contains(id), "{page}");
+    }
+    let doc = json_of(&["lookup", "modelcontextprotocol", "--format", "json"]);
+    assert!(doc["matches"].as_array().unwrap().len() >= 2);
+    // A monorepo holds several servers: they are named, not guessed between.
+    mcprisk()
+        .args(["lookup", "https://github.com/modelcontextprotocol/servers"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("several"));
+}
+
+#[test]
+fn search_ranks_names_before_tools_and_says_when_nothing_matches() {
+    let out = mcprisk()
+        .args(["catalog", "search", "git", "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let rows: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
+    let ids: Vec<&str> = rows.iter().filter_map(|r| r["id"].as_str()).collect();
+    assert_eq!(
+        ids[0], "io.github.modelcontextprotocol/server-git",
+        "{ids:?}"
+    );
+    // The io.github namespace is not a match: far fewer hits than io.github ids.
+    let all = json_of(&["catalog", "list", "--format", "json"]);
+    let namespaced = all
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| {
+            r["id"]
+                .as_str()
+                .is_some_and(|i| i.starts_with("io.github."))
+        })
+        .count();
+    assert!(ids.len() < namespaced, "{} of {namespaced}", ids.len());
+    assert!(!ids.contains(&"io.github.mapbox/mcp-server"));
+
+    let out = mcprisk()
+        .args(["catalog", "search", "payments", "--format", "json"])
+        .output()
+        .unwrap();
+    let rows: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(rows.iter().any(|r| r["id"] == "com.stripe/mcp"));
+
+    mcprisk()
+        .args(["catalog", "search", "zzqqxx"])
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains("no record matches"));
+}

@@ -391,6 +391,7 @@ fn an_existing_record_keeps_its_snapshot_overrides_and_aliases() {
             fingerprint: fingerprint(&tools),
             tools,
         }),
+        unscanned: None,
         overrides: vec![Override {
             tool: "get_forecast".into(),
             category: Some("Read".into()),

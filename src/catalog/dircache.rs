@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// Bumped when the cache's shape or meaning changes; other versions are ignored.
-const VERSION: u32 = 1;
+const VERSION: u32 = 2;
 
 /// How recent a file's change may be, against the cache's writing, and still be trusted.
 const RACY: Duration = Duration::from_secs(2);

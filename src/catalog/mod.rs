@@ -3,6 +3,7 @@
 //! tool snapshot is one of the targets the pipeline can assess.
 
 pub mod dircache;
+pub mod facts;
 pub mod lint;
 pub mod lookup;
 pub mod record;

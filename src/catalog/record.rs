@@ -98,6 +98,25 @@ impl Snapshot {
     }
 }
 
+/// Why a record has no tool snapshot: the server was installed and started, but would not
+/// list its tools here.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Unscanned {
+    /// `needs-credentials` (it insists on a real account or service first) or
+    /// `failed-to-start` (anything else: a broken package, a missing runtime...).
+    pub outcome: String,
+    /// What the server said, cleaned of control characters and capped.
+    pub reason: String,
+    /// The day it was tried (YYYY-MM-DD).
+    pub tried: String,
+    /// The exact command that scans it, to run with real credentials.
+    pub scan: String,
+}
+
+/// The outcomes an [`Unscanned`] may have.
+pub const UNSCANNED_OUTCOMES: [&str; 2] = ["needs-credentials", "failed-to-start"];
+
 /// A reviewed verdict for one tool, shown as "reviewed" wherever it is used.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -141,6 +160,9 @@ pub struct Record {
     pub auth: Auth,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub snapshot: Option<Snapshot>,
+    /// Why there is no snapshot, when the server was tried and listed no tools.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unscanned: Option<Unscanned>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub overrides: Vec<Override>,
 }

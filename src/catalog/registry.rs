@@ -666,7 +666,7 @@ fn safe_id(id: &str) -> String {
 // Mapping
 
 /// Text without control or invisible characters, whitespace folded, at most `max` characters.
-fn clean(s: &str, max: usize) -> String {
+pub(crate) fn clean(s: &str, max: usize) -> String {
     let mut out = String::new();
     let mut count = 0;
     let mut space = false;
@@ -695,12 +695,12 @@ fn clean(s: &str, max: usize) -> String {
 }
 
 /// A cleaned, non-empty string.
-fn some_clean(s: Option<&str>, max: usize) -> Option<String> {
+pub(crate) fn some_clean(s: Option<&str>, max: usize) -> Option<String> {
     s.map(|s| clean(s, max)).filter(|s| !s.is_empty())
 }
 
 /// An http(s) URL without whitespace or hidden characters (templates like `{tenant}` allowed).
-fn clean_url(s: Option<&str>) -> Option<String> {
+pub(crate) fn clean_url(s: Option<&str>) -> Option<String> {
     let s = s?.trim();
     let lower = s.to_ascii_lowercase();
     let ok = (lower.starts_with("https://") || lower.starts_with("http://"))
@@ -821,6 +821,7 @@ fn to_record(id: &str, s: &ServerJson) -> Record {
         },
         auth: auth(s),
         snapshot: None,
+        unscanned: None,
         overrides: Vec::new(),
     }
 }
@@ -979,6 +980,7 @@ fn index_dir(dir: &Path) -> Result<DirIndex> {
 /// record had, and a stronger identity someone established.
 fn merge_kept(new: &mut Record, old: &Record) {
     new.snapshot = old.snapshot.clone();
+    new.unscanned = old.unscanned.clone();
     new.overrides = old.overrides.clone();
     if new.license.is_none() {
         new.license = old.license.clone();

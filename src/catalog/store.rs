@@ -6,7 +6,8 @@ use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
-/// One record as embedded by build.rs: the index fields, and the record as compact JSON.
+/// One record as embedded by build.rs: the index fields, and where its deflated compact JSON
+/// lies in [`BLOB`].
 #[derive(Debug)]
 pub struct EmbeddedRecord {
     pub file: &'static str,
@@ -16,7 +17,10 @@ pub struct EmbeddedRecord {
     pub packages: &'static [&'static str],
     pub summary: &'static str,
     pub tools: &'static [&'static str],
-    pub json: &'static str,
+    pub repository: Option<&'static str>,
+    pub publisher: &'static str,
+    /// Offset and length in [`BLOB`].
+    pub at: (usize, usize),
 }
 
 include!(concat!(env!("OUT_DIR"), "/embedded_catalog.rs"));
@@ -30,7 +34,12 @@ pub struct Listing {
     pub aliases: Vec<String>,
     pub packages: Vec<String>,
     pub summary: String,
-    pub tools: Vec<String>,
+    /// Tool names; the embedded records' are borrowed from the binary, not copied on every run.
+    pub tools: Vec<std::borrow::Cow<'static, str>>,
+    #[serde(default)]
+    pub repository: Option<String>,
+    #[serde(default)]
+    pub publisher: String,
 }
 
 impl Listing {
@@ -42,7 +51,12 @@ impl Listing {
             aliases: r.aliases.clone(),
             packages: r.packages.iter().map(|p| p.identifier.clone()).collect(),
             summary: r.summary.clone(),
-            tools: r.tool_names().map(String::from).collect(),
+            tools: r
+                .tool_names()
+                .map(|t| std::borrow::Cow::Owned(t.to_string()))
+                .collect(),
+            repository: r.repository.clone(),
+            publisher: r.publisher.clone(),
         }
     }
 }
@@ -58,7 +72,8 @@ pub struct Entry {
 
 #[derive(Debug, Clone)]
 enum Body {
-    Embedded(&'static str),
+    /// Deflated JSON in the embedded blob.
+    Embedded(&'static [u8]),
     Parsed(Box<Record>),
     /// An unchanged file whose index came from the directory cache: parsed when needed.
     File(PathBuf),
@@ -68,9 +83,17 @@ impl Entry {
     /// The full record.
     pub fn record(&self) -> Result<Record> {
         match &self.body {
-            Body::Embedded(json) => serde_json::from_str(json).map_err(|e| {
-                Error::new(format!("{}: embedded record is unreadable: {e}", self.file))
-            }),
+            Body::Embedded(packed) => {
+                let json = miniz_oxide::inflate::decompress_to_vec(packed).map_err(|e| {
+                    Error::new(format!(
+                        "{}: embedded record is unreadable: {e:?}",
+                        self.file
+                    ))
+                })?;
+                serde_json::from_slice(&json).map_err(|e| {
+                    Error::new(format!("{}: embedded record is unreadable: {e}", self.file))
+                })
+            }
             Body::Parsed(r) => Ok((**r).clone()),
             Body::File(path) => parse_record(path),
         }
@@ -161,10 +184,16 @@ impl Catalog {
                     aliases: e.aliases.iter().map(|s| s.to_string()).collect(),
                     packages: e.packages.iter().map(|s| s.to_string()).collect(),
                     summary: e.summary.to_string(),
-                    tools: e.tools.iter().map(|s| s.to_string()).collect(),
+                    tools: e
+                        .tools
+                        .iter()
+                        .map(|s| std::borrow::Cow::Borrowed(*s))
+                        .collect(),
+                    repository: e.repository.map(String::from),
+                    publisher: e.publisher.to_string(),
                 },
                 file: e.file.to_string(),
-                body: Body::Embedded(e.json),
+                body: Body::Embedded(&BLOB[e.at.0..e.at.0 + e.at.1]),
             })
             .collect();
         // Ids compare without case; an index keeps a directory of many records linear.

@@ -63,8 +63,15 @@ pub fn run(cmd: CatalogCommand) -> Result<u8> {
                 .into_iter()
                 .map(|e| (e, None))
                 .collect();
+            if rows.is_empty() {
+                eprintln!(
+                    "mcprisk: no record matches {:?} (searched names, aliases, summaries and tool names)",
+                    one_line(&word, 80)
+                );
+                return Ok(1);
+            }
             print_entries(&rows, format, None)?;
-            Ok(if rows.is_empty() { 1 } else { 0 })
+            Ok(0)
         }
         CatalogCommand::Show { id, catalog_dirs } => {
             let catalog = Catalog::load(&store::user_dirs(&catalog_dirs))?;
@@ -183,7 +190,13 @@ fn run_lint(dirs: &[String]) -> Result<u8> {
 }
 
 fn add(args: &AddArgs) -> Result<u8> {
-    let mut record = parse_record(Path::new(&args.record))?;
+    if !args.target.npm.is_empty() || !args.target.pypi.is_empty() {
+        return add_package(args);
+    }
+    let facts = args.record.as_deref().ok_or_else(|| {
+        Error::new("--record FILE: the record's facts (or name a package with --npm/--pypi)")
+    })?;
+    let mut record = parse_record(Path::new(facts))?;
     let name = file_name_for(&record.id)?;
     let dest = Path::new(&args.dir).join(&name);
     // symlink_metadata, not exists(): a dangling link planted in the directory "does not exist"
@@ -246,11 +259,7 @@ fn add(args: &AddArgs) -> Result<u8> {
     });
     let problems = check_record(&record);
     if !problems.is_empty() {
-        return Err(Error::new(format!(
-            "{}: {}",
-            args.record,
-            problems.join("; ")
-        )));
+        return Err(Error::new(format!("{facts}: {}", problems.join("; "))));
     }
     let text = serde_saphyr::to_string(&record)
         .map_err(|e| Error::new(format!("cannot write the record: {e}")))?;
@@ -270,4 +279,239 @@ fn add(args: &AddArgs) -> Result<u8> {
         eprintln!("mcprisk: wrote {}", dest.display());
     }
     Ok(0)
+}
+
+/// `catalog add --npm/--pypi`: install (or reuse) the package, scan it, and write its record:
+/// a new one from the package's own files, or the existing record of the same package brought
+/// up to this version. A server that lists no tools still gets a record, without snapshot,
+/// saying why (exit 1); a package with nothing to start gets none (exit 2).
+fn add_package(args: &AddArgs) -> Result<u8> {
+    use crate::catalog::facts;
+    use crate::targets::package::{install, Registry, Spec};
+    let t = &args.target;
+    if t.npm.len() + t.pypi.len() != 1
+        || !t.tools.is_empty()
+        || !t.stdio.is_empty()
+        || !t.url.is_empty()
+        || !t.command.is_empty()
+        || !t.config.is_empty()
+        || t.discover
+        || !t.server.is_empty()
+    {
+        return Err(Error::new(
+            "catalog add takes one server: one --npm or --pypi package, and no other target",
+        ));
+    }
+    let spec = match (t.npm.first(), t.pypi.first()) {
+        (Some(n), _) => Spec::parse(Registry::Npm, n)?,
+        (_, Some(p)) => Spec::parse(Registry::Pypi, p)?,
+        _ => unreachable!("one package was checked above"),
+    };
+    let mut launch = crate::targets::resolve::launch_of(t)?;
+    launch.no_network = t.no_network;
+    let installed = install(&spec, &launch, args.quiet)?;
+    let bin = installed.choose_bin(launch.bin.as_deref())?;
+    // A bin the package declares but does not ship is a failure to start, with a record.
+    let cmd = installed.command(&launch);
+    let start = installed.start_line(&bin, &launch.args);
+
+    // The record of the same package, if the directory has one.
+    let dir = Path::new(&args.dir);
+    let existing: Option<(PathBuf, Record)> = if dir.is_dir() {
+        let mut found = None;
+        for path in store::record_files(dir)? {
+            // Parse only the files that name the package somewhere (a directory of hundreds
+            // of records is otherwise parsed whole on every add).
+            let named = std::fs::read_to_string(&path).is_ok_and(|t| match spec.registry {
+                Registry::Npm => t.contains(spec.name.as_str()),
+                Registry::Pypi => t
+                    .to_ascii_lowercase()
+                    .replace(['_', '.'], "-")
+                    .contains(&crate::targets::package::pypi_normalize(&spec.name)),
+            });
+            if !named {
+                continue;
+            }
+            let Ok(r) = parse_record(&path) else { continue };
+            if r.packages
+                .iter()
+                .any(|p| facts::same_package(p, spec.registry, &spec.name))
+            {
+                found = Some((path, r));
+                break;
+            }
+        }
+        found
+    } else {
+        None
+    };
+
+    type Scanned = (
+        Vec<serde_json::Value>,
+        Option<serde_json::Value>,
+        Option<String>,
+    );
+    let scanned: std::result::Result<Scanned, String> = match cmd {
+        Err(e) => Err(e.to_string()),
+        Ok(cmd) => {
+            let target = crate::targets::Target {
+                name: crate::targets::resolve::package_server_name(&spec.name),
+                source: crate::targets::Source::Stdio(cmd),
+                entry: None,
+                needs_consent: false,
+            };
+            let mut opts = crate::targets::mcp::Options {
+                timeout: std::time::Duration::from_secs_f64(t.timeout.clamp(0.1, 86_400.0)),
+                ..Default::default()
+            };
+            opts.startup_timeout = opts.startup_timeout.min(opts.timeout);
+            opts.request_timeout = opts.request_timeout.min(opts.timeout);
+            let fetched = crate::targets::fetch::fetch_all(vec![target], &opts, 1, false).remove(0);
+            match (&fetched.list, &fetched.wire) {
+                (Ok(_), Some(Ok(intro))) => Ok((
+                    fetched.raw_tools.clone().unwrap_or_default(),
+                    intro.server_info.clone().filter(|v| !v.is_null()),
+                    intro.protocol_version.clone(),
+                )),
+                (Err(e), _) => Err(e.clone()),
+                (Ok(_), _) => Err("the server answered without a tool list".into()),
+            }
+        }
+    };
+
+    let refusal = scanned
+        .as_ref()
+        .err()
+        .map(|e| facts::clean_reason(e, &installed));
+    let (mut record, path) = match existing {
+        Some((path, r)) => {
+            if refusal.is_some() && r.snapshot.is_some() {
+                return Err(Error::new(format!(
+                    "{}: {} listed no tools ({}); the record keeps its snapshot of {}",
+                    path.display(),
+                    installed.pinned(),
+                    refusal.as_deref().unwrap_or(""),
+                    r.snapshot.as_ref().map(|s| s.source.as_str()).unwrap_or("")
+                )));
+            }
+            (r, path)
+        }
+        None => {
+            let r = match &args.record {
+                Some(f) => parse_record(Path::new(f))?,
+                None => facts::new_record(&installed, None, &launch, refusal.as_deref()),
+            };
+            let mut path = dir.join(facts::package_file_name(&r.id));
+            let mut n = 2;
+            // symlink_metadata: a dangling link counts as taken, and is never written through.
+            while std::fs::symlink_metadata(&path).is_ok() {
+                let other = parse_record(&path).map(|o| o.id).unwrap_or_default();
+                if other.eq_ignore_ascii_case(&r.id) {
+                    if !args.force {
+                        return Err(Error::new(format!(
+                            "{}: exists; pass --force to replace it",
+                            path.display()
+                        )));
+                    }
+                    break;
+                }
+                path = dir
+                    .join(facts::package_file_name(&r.id).replace(".yaml", &format!("-{n}.yaml")));
+                n += 1;
+            }
+            (r, path)
+        }
+    };
+    facts::pin_package(&mut record, &installed);
+    // A hand-written start command for this very version is kept (PyPI names compare
+    // normalized: `awslabs.x==1.2` is `awslabs-x==1.2`).
+    let loose = |s: &str| s.to_ascii_lowercase().replace(['_', '.'], "-");
+    if !record
+        .command
+        .as_deref()
+        .is_some_and(|c| loose(c).contains(&loose(&installed.pinned())))
+    {
+        record.command = Some(start);
+    }
+    // `npm NAME@VERSION` / `pypi NAME@VERSION`, the name as the record spells it.
+    let ident = record
+        .packages
+        .iter()
+        .find(|p| facts::same_package(p, spec.registry, &spec.name))
+        .map(|p| p.identifier.clone())
+        .unwrap_or_else(|| spec.name.clone());
+    let source = format!(
+        "{} {ident}@{}",
+        installed.spec.registry.as_str(),
+        installed.version()
+    );
+    let (outcome, code) = match scanned {
+        Ok((tools, _, _))
+            if record
+                .snapshot
+                .as_ref()
+                .is_some_and(|s| s.source == source && s.fingerprint == fingerprint(&tools)) =>
+        {
+            // The same tools from the same package@version: the snapshot stands as taken.
+            record.unscanned = None;
+            (format!("snapshot, {} tools", tools.len()), 0)
+        }
+        Ok((tools, server_info, protocol_version)) => {
+            let n = tools.len();
+            record.snapshot = Some(Snapshot {
+                source,
+                taken: crate::assess::project::today(),
+                server_info,
+                protocol_version,
+                fingerprint: fingerprint(&tools),
+                tools,
+            });
+            record.unscanned = None;
+            (format!("snapshot, {n} tools"), 0)
+        }
+        Err(_) => {
+            let reason = refusal.clone().unwrap_or_default();
+            let u = facts::unscanned(reason, &installed, &launch);
+            let said = format!("{}: {}", u.outcome, u.reason);
+            record.snapshot = None;
+            record.unscanned = Some(u);
+            (said, 1)
+        }
+    };
+    let problems = check_record(&record);
+    if !problems.is_empty() {
+        return Err(Error::new(format!(
+            "{}: {}",
+            path.display(),
+            problems.join("; ")
+        )));
+    }
+    let text = serde_saphyr::to_string(&record)
+        .map_err(|e| Error::new(format!("cannot write the record: {e}")))?;
+    let back: Record = serde_saphyr::from_str(&text)
+        .map_err(|e| Error::new(format!("the written record does not read back: {e}")))?;
+    if back.snapshot.as_ref().map(|s| fingerprint(&s.tools))
+        != back.snapshot.as_ref().map(|s| s.fingerprint.clone())
+    {
+        return Err(Error::new(
+            "the written record does not keep the snapshot exactly",
+        ));
+    }
+    if std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink()) && !args.force {
+        return Err(Error::new(format!(
+            "{}: is a symbolic link; not writing through it (--force replaces the link with the record)",
+            path.display()
+        )));
+    }
+    std::fs::create_dir_all(dir).map_err(|e| Error::new(format!("{}: {e}", args.dir)))?;
+    // The record is written in the directory: a link there is replaced, never followed.
+    crate::output::replace_file(&path, |w| w.write_all(text.as_bytes()).map_err(io_err))?;
+    if !args.quiet {
+        eprintln!(
+            "mcprisk: wrote {} ({})",
+            path.display(),
+            one_line(&outcome, 300)
+        );
+    }
+    Ok(code)
 }

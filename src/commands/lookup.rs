@@ -2,7 +2,8 @@
 //! or one tool's record, computed from the catalog by the same engine as a live scan.
 
 use crate::assess::pipeline::{assess_targets, load_rules, Assessed};
-use crate::catalog::lookup::resolve;
+use crate::catalog::lookup::{find, resolve, Found};
+use crate::catalog::Entry;
 use crate::catalog::{store, Catalog, Record};
 use crate::cli::LookupArgs;
 use crate::error::{Error, Result};
@@ -17,7 +18,16 @@ use crate::targets::{Source, Target};
 /// Runs `lookup`.
 pub fn run(args: &LookupArgs) -> Result<u8> {
     let catalog = Catalog::load(&store::user_dirs(&args.catalog_dirs))?;
+    if let (Found::Vendor(vendor, entries), None) = (find(&catalog, &args.name), &args.tool) {
+        return vendor_view(args, &vendor, &entries);
+    }
     let record = resolve(&catalog, &args.name)?;
+    if record.snapshot.is_none() && args.format == Format::Table {
+        // Nothing to assess: say what is known and how to scan it.
+        let out = args.output.output.as_deref();
+        emit(out, |w| lookup::write_unscanned(w, &record).map_err(io_err))?;
+        return Ok(0);
+    }
     let target = Target {
         name: record.id.clone(),
         source: Source::Catalog(Box::new(record.clone())),
@@ -109,6 +119,48 @@ fn tool_view(
         }
         Format::Table => emit(out, |w| {
             lookup::write_tool(w, record, server, t).map_err(io_err)
+        })?,
+    }
+    Ok(0)
+}
+
+/// Every server of a vendor (`lookup stripe`), one line each, with how to look one up.
+fn vendor_view(args: &LookupArgs, vendor: &str, entries: &[&Entry]) -> Result<u8> {
+    let out = args.output.output.as_deref();
+    match args.format {
+        Format::Json => emit(out, |w| {
+            let servers: Vec<serde_json::Value> = entries
+                .iter()
+                .map(|e| {
+                    serde_json::json!({"id": e.listing.id, "name": e.listing.name,
+                        "publisher": e.listing.publisher, "summary": e.listing.summary,
+                        "tools": e.listing.tools.len()})
+                })
+                .collect();
+            let doc = serde_json::json!({"schema_version": report::json::SCHEMA_VERSION,
+                "vendor": vendor, "matches": servers});
+            serde_json::to_writer_pretty(&mut *w, &doc).map_err(|e| io_err(e.into()))?;
+            writeln!(w).map_err(io_err)
+        })?,
+        _ => emit(out, |w| {
+            writeln!(w, "{} servers of {}:", entries.len(), one_line(vendor, 60))
+                .map_err(io_err)?;
+            for e in entries {
+                let tools = if e.listing.tools.is_empty() {
+                    "no snapshot".to_string()
+                } else {
+                    format!("{} tools", e.listing.tools.len())
+                };
+                writeln!(
+                    w,
+                    "  {:<48} {:>11}  {}",
+                    one_line(&e.listing.id, 48),
+                    tools,
+                    one_line(&e.listing.summary, 80)
+                )
+                .map_err(io_err)?;
+            }
+            writeln!(w, "mcprisk lookup ID shows one of them.").map_err(io_err)
         })?,
     }
     Ok(0)

@@ -79,6 +79,39 @@ fn write_identity(w: &mut dyn Write, r: &Record) -> io::Result<()> {
     writeln!(w)
 }
 
+/// The page of a record without tool snapshot: what is known, why there are no tools, and
+/// the exact command that scans it.
+pub fn write_unscanned(w: &mut dyn Write, record: &Record) -> io::Result<()> {
+    write_identity(w, record)?;
+    match &record.unscanned {
+        Some(u) => {
+            writeln!(
+                w,
+                "No tool snapshot: {} (tried {}).",
+                one_line(&u.outcome, 40),
+                one_line(&u.tried, 20)
+            )?;
+            writeln!(w, "It said: {}", one_line(&u.reason, 500))?;
+            writeln!(w, "Scan it yourself, with real values for its variables:")?;
+            writeln!(w, "  {}", one_line(&u.scan, 500))
+        }
+        None => {
+            writeln!(w, "No tool snapshot yet.")?;
+            match record.packages.first() {
+                Some(p) if p.registry == "npm" || p.registry == "pypi" => {
+                    let pin = if p.registry == "npm" { "@" } else { "==" };
+                    let spec = match &p.version {
+                        Some(v) => format!("{}{pin}{v}", p.identifier),
+                        None => p.identifier.clone(),
+                    };
+                    writeln!(w, "Scan it: mcprisk scan --{} {}", p.registry, spec)
+                }
+                _ => writeln!(w, "Scan it: mcprisk scan -- <command that starts it>"),
+            }
+        }
+    }
+}
+
 /// The policy.json with this tool's recommended rule only, as on a tool's record page.
 pub fn single_tool_policy(t: &ToolAssessment) -> Value {
     let mut doc = json!({"version": "1", "default": "deny"});

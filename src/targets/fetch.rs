@@ -229,10 +229,16 @@ fn fetch_one(target: Target, opts: &Options) -> Fetched {
             let (list, raw) = match &record.snapshot {
                 Some(s) => (Ok(toollist::from_tools(s.tools.clone())), Some(s.tools.clone())),
                 None => (
-                    Err(format!(
-                        "the catalog record {} has no tool snapshot yet; scan the server to add one",
-                        record.id
-                    )),
+                    Err(match &record.unscanned {
+                        Some(u) => format!(
+                            "the catalog record {} has no tool snapshot ({}: {}); scan it with: {}",
+                            record.id, u.outcome, u.reason, u.scan
+                        ),
+                        None => format!(
+                            "the catalog record {} has no tool snapshot yet; scan the server to add one",
+                            record.id
+                        ),
+                    }),
                     None,
                 ),
             };

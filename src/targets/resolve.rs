@@ -2,6 +2,7 @@
 //! `--config`, `--discover`), resolved in order, each with a name of its own.
 
 use super::clients::{self, discover, HttpKind};
+use super::package::{install, Launch, Registry, Spec};
 use super::{from_config, parse_header, redact_url, split_command, stdio, Source, Target};
 use crate::cli::TargetArgs;
 use crate::error::{Error, Result};
@@ -24,6 +25,20 @@ pub fn from_args(t: &TargetArgs, quiet: bool) -> Result<Vec<Target>> {
     }
     if !t.command.is_empty() {
         targets.push(stdio(t.command.clone(), None));
+    }
+    targets.extend(packages(t, quiet)?);
+    if t.no_network {
+        for target in &mut targets {
+            if let Source::Stdio(cmd) = &mut target.source {
+                if cmd.program != "unshare" {
+                    let mut words = super::package::no_network_prefix()?;
+                    words.push(std::mem::take(&mut cmd.program));
+                    words.append(&mut cmd.args);
+                    cmd.program = words.remove(0);
+                    cmd.args = words;
+                }
+            }
+        }
     }
     let mut headers = t
         .headers
@@ -112,7 +127,7 @@ pub fn from_args(t: &TargetArgs, quiet: bool) -> Result<Vec<Target>> {
     }
     if targets.is_empty() {
         return Err(Error::new(
-            "no target: give --tools FILE, --server NAME, --stdio \"CMD\", --url URL, --config FILE, --discover, or -- CMD ARGS",
+            "no target: give --tools FILE, --server NAME, --stdio \"CMD\", --url URL, --config FILE, --discover, --npm PKG, --pypi PKG, or -- CMD ARGS",
         ));
     }
     if let Some(name) = &t.name {
@@ -125,6 +140,77 @@ pub fn from_args(t: &TargetArgs, quiet: bool) -> Result<Vec<Target>> {
     }
     dedupe_names(&mut targets);
     Ok(targets)
+}
+
+/// The launch options of `--npm`/`--pypi` targets (`--bin`, `--arg`, `--env`, ...).
+pub fn launch_of(t: &TargetArgs) -> Result<Launch> {
+    let mut env = Vec::new();
+    for kv in &t.env {
+        let (k, v) = kv
+            .split_once('=')
+            .ok_or_else(|| Error::new("--env takes KEY=VALUE (the value is not shown here)"))?;
+        if k.is_empty() || !k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+            return Err(Error::new(format!("--env: {k:?} is not a variable name")));
+        }
+        env.push((k.to_string(), v.to_string()));
+    }
+    let packages = t.npm.len() + t.pypi.len();
+    if packages == 0 {
+        for (given, flag) in [
+            (t.bin.is_some(), "--bin"),
+            (!t.args.is_empty(), "--arg"),
+            (!t.env.is_empty(), "--env"),
+            (t.python.is_some(), "--python"),
+            (t.no_keep, "--no-keep"),
+        ] {
+            if given {
+                return Err(Error::new(format!(
+                    "{flag} applies to --npm and --pypi packages; none was given"
+                )));
+            }
+        }
+    }
+    if packages > 1 && (t.bin.is_some() || !t.args.is_empty()) {
+        return Err(Error::new(
+            "--bin and --arg apply to one package; name one --npm or --pypi package with them",
+        ));
+    }
+    Ok(Launch {
+        bin: t.bin.clone(),
+        args: t.args.clone(),
+        env,
+        python: t.python.clone(),
+        no_keep: t.no_keep,
+        no_network: false,
+    })
+}
+
+/// `--npm` and `--pypi` packages: installed (or found in the cache), each a stdio target.
+fn packages(t: &TargetArgs, quiet: bool) -> Result<Vec<Target>> {
+    let launch = launch_of(t)?;
+    let specs = t
+        .npm
+        .iter()
+        .map(|s| Spec::parse(Registry::Npm, s))
+        .chain(t.pypi.iter().map(|s| Spec::parse(Registry::Pypi, s)))
+        .collect::<Result<Vec<_>>>()?;
+    let mut out = Vec::new();
+    for spec in specs {
+        let installed = install(&spec, &launch, quiet)?;
+        let cmd = installed.command(&launch)?;
+        out.push(Target {
+            name: package_server_name(&spec.name),
+            source: Source::Stdio(cmd),
+            entry: None,
+            needs_consent: false,
+        });
+    }
+    Ok(out)
+}
+
+/// A server name from a package name: `@playwright/mcp` -> `playwright-mcp`.
+pub fn package_server_name(name: &str) -> String {
+    name.trim_start_matches('@').replace('/', "-")
 }
 
 /// Makes server names unique (`github`, `github-2`), so policies and reports can tell them apart.
