@@ -183,11 +183,21 @@ pub fn assess_targets(
     if let Some(path) = &fetch.save_tools {
         let f = &fetched[0];
         match (&f.raw_tools, &f.list) {
-            (Some(raw), _) => emit(Some(path), |out| {
-                crate::output::inert::json_pretty(&mut *out, &serde_json::json!({ "tools": raw }))
-                    .map_err(io_err)?;
-                writeln!(out).map_err(io_err)
-            })?,
+            (Some(raw), _) => {
+                // The combined capture: the tools and, beside them, whatever else was offered.
+                let mut capture = serde_json::json!({ "tools": raw });
+                if let (Some(Ok(intro)), serde_json::Value::Object(m)) = (&f.wire, &mut capture) {
+                    if let Ok(serde_json::Value::Object(offers)) =
+                        serde_json::to_value(&intro.offers)
+                    {
+                        m.extend(offers);
+                    }
+                }
+                emit(Some(path), |out| {
+                    crate::output::inert::json_pretty(&mut *out, &capture).map_err(io_err)?;
+                    writeln!(out).map_err(io_err)
+                })?
+            }
             (None, Ok(_)) => {
                 return Err(Error::new(
                     "--save-tools needs a live server (--stdio, --url, --config or --)",
