@@ -102,8 +102,10 @@ pub fn write(
             );
             let title = if failed {
                 "mcprisk: server not scanned"
-            } else {
+            } else if e.location.starts_with("tools") || e.location.starts_with('[') {
                 "mcprisk: tool not readable"
+            } else {
+                "mcprisk: prompt, resource or instructions not readable"
             };
             annotation(out, sev, origin, title, &msg)?;
         }
