@@ -46,7 +46,20 @@ pub fn settings(args: &AssessArgs) -> Result<Settings> {
     })
 }
 
-/// Keys of what a saved run reported: (rule, server, tool, message).
+/// What a finding or change is about, as a baseline key has it: the tool's name, else the
+/// offer as `kind:name` (`prompt:review`), else empty.
+pub fn baseline_target(
+    tool: Option<&str>,
+    subject: Option<&crate::model::offers::Subject>,
+) -> String {
+    match (tool, subject) {
+        (Some(t), _) => t.to_string(),
+        (None, Some(o)) => format!("{}:{}", o.kind, o.name),
+        (None, None) => String::new(),
+    }
+}
+
+/// Keys of what a saved run reported: (rule, server, tool or offer, message).
 pub fn baseline_keys(
     path: &str,
 ) -> Result<std::collections::HashSet<(String, String, String, String)>> {
@@ -60,24 +73,25 @@ pub fn baseline_keys(
         )));
     }
     let s = |v: &serde_json::Value| v.as_str().unwrap_or_default().to_string();
+    // What a finding or change is about: its tool, else its offer (`prompt:NAME`).
+    let about = |v: &serde_json::Value| match (v["tool"].as_str(), v.get("subject")) {
+        (Some(t), _) => t.to_string(),
+        (None, Some(o)) => format!("{}:{}", s(&o["kind"]), s(&o["name"])),
+        (None, None) => String::new(),
+    };
     let mut keys = std::collections::HashSet::new();
     for server in doc["servers"].as_array().into_iter().flatten() {
         for f in server["findings"].as_array().into_iter().flatten() {
             keys.insert((
                 s(&f["rule"]),
                 s(&server["name"]),
-                s(&f["tool"]),
+                about(f),
                 s(&f["message"]),
             ));
         }
     }
     for c in doc["changes"].as_array().into_iter().flatten() {
-        keys.insert((
-            s(&c["rule"]),
-            s(&c["server"]),
-            s(&c["tool"]),
-            s(&c["message"]),
-        ));
+        keys.insert((s(&c["rule"]), s(&c["server"]), about(c), s(&c["message"])));
     }
     Ok(keys)
 }
@@ -219,6 +233,22 @@ pub fn assess_targets(
     for (i, f) in findings::cross_server(engine.rules(), &lists) {
         cross[i].push(f);
     }
+    let with_instructions: Vec<(&str, &[crate::model::Tool], Option<&str>)> = fetched
+        .iter()
+        .zip(&lists)
+        .map(|(f, (name, tools))| {
+            let instructions = f.list.as_ref().ok();
+            (
+                *name,
+                *tools,
+                instructions.and_then(|l| l.offers.instructions.as_deref()),
+            )
+        })
+        .collect();
+    for (i, f) in crate::classify::offers::instructions_mentions(engine.rules(), &with_instructions)
+    {
+        cross[i].push(f);
+    }
     let mut servers = Vec::new();
     let mut raw_tools = Vec::new();
     let mut any_failed = false;
@@ -283,7 +313,7 @@ pub fn assess_targets(
                 !known.contains(&(
                     f.rule.clone(),
                     name.clone(),
-                    f.tool.clone().unwrap_or_default(),
+                    baseline_target(f.tool.as_deref(), f.subject.as_ref()),
                     f.message.clone(),
                 ))
             });

@@ -48,7 +48,7 @@ pub fn run(args: &CheckArgs) -> Result<u8> {
             !known.contains(&(
                 c.rule.to_string(),
                 c.server.clone(),
-                c.tool.clone().unwrap_or_default(),
+                crate::assess::pipeline::baseline_target(c.tool.as_deref(), c.subject.as_ref()),
                 c.message.clone(),
             ))
         });

@@ -102,10 +102,13 @@ pub fn write(
             );
             let title = if failed {
                 "mcprisk: server not scanned"
-            } else if e.location.starts_with("tools") || e.location.starts_with('[') {
-                "mcprisk: tool not readable"
-            } else {
+            } else if ["prompts", "resources", "resourceTemplates", "instructions"]
+                .iter()
+                .any(|k| e.location.starts_with(k))
+            {
                 "mcprisk: prompt, resource or instructions not readable"
+            } else {
+                "mcprisk: tool not readable"
             };
             annotation(out, sev, origin, title, &msg)?;
         }
