@@ -461,6 +461,54 @@ fn the_lock_pins_offers_and_check_shows_their_drift() {
 }
 
 #[test]
+fn a_list_that_fails_keeps_its_lock_entries_and_is_not_drift() {
+    let dir = tempfile::tempdir().unwrap();
+    let lock = dir.path().join("mcprisk.lock");
+    let lock_arg = lock.to_str().unwrap();
+    let good = server_args(&["serve", POISONED]);
+    let flaky = server_args(&["serve", POISONED, "prompts/list"]);
+    let first = run(
+        &["scan", "-q", "--name", "offers", "--lock", lock_arg],
+        &good,
+    );
+    assert!(
+        first.status.code() != Some(2),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    let before = std::fs::read_to_string(&lock).unwrap();
+    // check: the failed list is a finding of the scan, not "every prompt removed".
+    let check = run(
+        &[
+            "check", "--name", "offers", "--format", "json", "--lock", lock_arg,
+        ],
+        &flaky,
+    );
+    let report: Value = serde_json::from_slice(&check.stdout).unwrap();
+    let removed: Vec<&Value> = report["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["rule"] == "MR-D011")
+        .collect();
+    assert!(removed.is_empty(), "{removed:?}");
+    // scan --lock: the prompts' entries are kept as they were, and it says so.
+    let again = run(&["scan", "--name", "offers", "--lock", lock_arg], &flaky);
+    assert!(
+        String::from_utf8_lossy(&again.stderr).contains("prompts/list failed: its prompt entries"),
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
+    let after: Value = serde_json::from_str(&std::fs::read_to_string(&lock).unwrap()).unwrap();
+    let old: Value = serde_json::from_str(&before).unwrap();
+    assert_eq!(
+        after["servers"]["offers"]["prompts"],
+        old["servers"]["offers"]["prompts"]
+    );
+    assert!(after["servers"]["offers"]["prompts"]["review"].is_object());
+}
+
+#[test]
 fn catalog_snapshots_keep_the_offers_and_lookup_shows_them() {
     let dir = tempfile::tempdir().unwrap();
     let rec = dir.path().join("facts.yaml");

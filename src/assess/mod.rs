@@ -219,7 +219,10 @@ pub fn assess_in(
         identity,
         auth,
         tools,
-        offers: list.offers.clone(),
+        offers: crate::model::offers::Offers {
+            unlisted: list.offer_failures.iter().map(|e| e.kind).collect(),
+            ..list.offers.clone()
+        },
         findings: all_findings,
         errors: list.errors.clone(),
     }

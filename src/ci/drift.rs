@@ -154,7 +154,12 @@ pub fn compare(lock: &Lock, now: &[(crate::model::ServerAssessment, Vec<Value>)]
                 });
             }
         }
-        offer_changes(name, locked, cur, &mut out);
+        let unlisted = now
+            .iter()
+            .find(|(s, _)| &s.name == name)
+            .map(|(s, _)| s.offers.unlisted.as_slice())
+            .unwrap_or(&[]);
+        offer_changes(name, locked, cur, unlisted, &mut out);
         if cur.grade > locked.grade {
             out.push(Change {
                 rule: ids::GRADE_LOWERED,
@@ -250,14 +255,24 @@ fn tool_changes(
     let _ = pinned;
 }
 
-/// Drift in what a server offers besides tools, kind by kind.
-fn offer_changes(server: &str, locked: &LockedServer, cur: &LockedServer, out: &mut Vec<Change>) {
+/// Drift in what a server offers besides tools, kind by kind; a kind whose list failed this
+/// time (`unlisted`, reported as a finding of its own) is not compared.
+fn offer_changes(
+    server: &str,
+    locked: &LockedServer,
+    cur: &LockedServer,
+    unlisted: &[OfferKind],
+    out: &mut Vec<Change>,
+) {
     for kind in [
         OfferKind::Instructions,
         OfferKind::Prompt,
         OfferKind::Resource,
         OfferKind::ResourceTemplate,
     ] {
+        if unlisted.contains(&kind) {
+            continue;
+        }
         let (old, new) = (locked.offers_of(kind), cur.offers_of(kind));
         let change = |rule, severity, name: &str, message: String| Change {
             rule,

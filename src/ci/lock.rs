@@ -221,6 +221,37 @@ impl Lock {
         out
     }
 
+    /// Puts back `previous`'s entries of the kinds of offers a server did not deliver this
+    /// time (a list that failed says nothing about what it holds). Returns (server, kind) for
+    /// each kind kept.
+    pub fn keep_unlisted(
+        &mut self,
+        previous: Option<&Lock>,
+        servers: &[ServerAssessment],
+    ) -> Vec<(String, OfferKind)> {
+        let mut out = Vec::new();
+        for s in servers {
+            let (Some(entry), Some(old)) = (
+                self.servers.get_mut(&s.name),
+                previous.and_then(|p| p.servers.get(&s.name)),
+            ) else {
+                continue;
+            };
+            for &kind in &s.offers.unlisted {
+                match kind {
+                    OfferKind::Instructions => entry.instructions = old.instructions.clone(),
+                    OfferKind::Prompt => entry.prompts = old.prompts.clone(),
+                    OfferKind::Resource => entry.resources = old.resources.clone(),
+                    OfferKind::ResourceTemplate => {
+                        entry.resource_templates = old.resource_templates.clone()
+                    }
+                }
+                out.push((s.name.clone(), kind));
+            }
+        }
+        out
+    }
+
     /// Reads a lock file.
     pub fn load(path: &str) -> Result<Lock> {
         let text = std::fs::read_to_string(path)

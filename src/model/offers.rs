@@ -87,6 +87,10 @@ pub struct Offers {
     pub resources: Vec<Resource>,
     /// Every resource template, in order.
     pub resource_templates: Vec<ResourceTemplate>,
+    /// The kinds whose list the server announced but did not deliver (their findings say
+    /// why): what they hold is unknown, not empty, so a lock keeps its entries for them.
+    #[serde(skip)]
+    pub unlisted: Vec<OfferKind>,
 }
 
 impl Offers {

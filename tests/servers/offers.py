@@ -2,11 +2,13 @@
 """A stdio MCP server for the tests of prompts, resources, templates and instructions
 (standard library only).
 
-    offers.py serve CAPTURE   serves a combined capture file ({"tools", "prompts", "resources",
+    offers.py serve CAPTURE [METHOD]
+                              serves a combined capture file ({"tools", "prompts", "resources",
                               "resourceTemplates", "instructions"}), read afresh on every
                               request so a test can change it between runs: the instructions in
                               the initialize result, each list two items a page ("nextCursor"),
-                              capabilities announcing the lists the file has
+                              capabilities announcing the lists the file has; METHOD (e.g.
+                              prompts/list) is answered with a JSON-RPC error instead
     offers.py hang            announces prompts and resources, answers tools/list (one tool) and
                               never answers prompts/list, resources/list or resources/templates/list
     offers.py error           announces prompts and resources, answers tools/list; prompts/list
@@ -56,6 +58,7 @@ def paged(items, params):
 def main():
     mode = sys.argv[1]
     capture = sys.argv[2] if mode == "serve" else None
+    failing = sys.argv[3] if mode == "serve" and len(sys.argv) > 3 else None
     for line in sys.stdin:
         line = line.strip()
         if not line:
@@ -90,6 +93,9 @@ def main():
                    "resources/templates/list": "resourceTemplates"}[method]
             if mode == "hang":
                 continue  # never answered
+            if method == failing:
+                error(mid, -32603, "internal error")
+                continue
             if mode == "error":
                 if key == "prompts":
                     error(mid, -32603, "prompt store down\x1b[2J\x1b]0;PWNED\x07")
