@@ -6,7 +6,7 @@
 mod common;
 
 use assert_cmd::Command;
-use common::{node_bin, opts, servers_dir, Tracked};
+use common::{node_bin, opts, servers_dir, ServerProcess, Tracked};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -98,6 +98,39 @@ fn the_wire_pages_every_list_and_keeps_the_instructions() {
         .contains("another server"));
     assert!(intro.offer_errors.is_empty(), "{:?}", intro.offer_errors);
     assert_eq!(intro.server_info.unwrap()["name"], "offers");
+}
+
+#[test]
+fn the_stateless_protocol_gets_instructions_from_discover_and_lists_with_meta() {
+    let t = Tracked::new(
+        Path::new("python3"),
+        &["-S", offers_py().to_str().unwrap(), "modern", POISONED],
+    );
+    let intro = mcprisk::targets::mcp::introspect_stdio(&t.cmd, &opts(20.0)).unwrap();
+    assert_eq!(intro.protocol_version.as_deref(), Some("2026-07-28"));
+    assert_eq!(intro.tools.len(), 1);
+    assert_eq!(intro.offers.prompts.len(), 3, "{:?}", intro.offer_errors);
+    assert_eq!(intro.offers.resources.len(), 3);
+    assert_eq!(intro.offers.resource_templates.len(), 2);
+    assert!(intro.offers.instructions.is_some());
+    assert!(intro.offer_errors.is_empty(), "{:?}", intro.offer_errors);
+}
+
+#[test]
+fn streamable_http_lists_the_offers_too() {
+    let srv = ServerProcess::node(&node_bin("mcp-server-everything"), &["streamableHttp"]);
+    let out = run(&["scan", "--format", "json", "--url"], &[srv.url("/mcp")]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let s = server_of(&out);
+    assert!(!s["prompts"].as_array().unwrap().is_empty());
+    assert!(!s["resources"].as_array().unwrap().is_empty());
+    assert!(!s["resource_templates"].as_array().unwrap().is_empty());
+    assert!(s["instructions"].is_string());
 }
 
 #[test]

@@ -9,6 +9,10 @@
                               the initialize result, each list two items a page ("nextCursor"),
                               capabilities announcing the lists the file has; METHOD (e.g.
                               prompts/list) is answered with a JSON-RPC error instead
+    offers.py modern CAPTURE  the same under the stateless 2026-07-28 protocol: initialize is
+                              "method not found", server/discover carries the capabilities and
+                              the instructions, and every list needs the protocol version in
+                              params._meta
     offers.py hang            announces prompts and resources, answers tools/list (one tool) and
                               never answers prompts/list, resources/list or resources/templates/list
     offers.py error           announces prompts and resources, answers tools/list; prompts/list
@@ -57,7 +61,7 @@ def paged(items, params):
 
 def main():
     mode = sys.argv[1]
-    capture = sys.argv[2] if mode == "serve" else None
+    capture = sys.argv[2] if mode in ("serve", "modern") else None
     failing = sys.argv[3] if mode == "serve" and len(sys.argv) > 3 else None
     for line in sys.stdin:
         line = line.strip()
@@ -67,6 +71,16 @@ def main():
         mid, method, params = msg.get("id"), msg.get("method"), msg.get("params")
         if mid is None:
             continue
+        if mode == "modern":
+            if method == "initialize":
+                error(mid, -32601, "Method not found: initialize")
+                continue
+            meta = (params or {}).get("_meta", {})
+            if meta.get("io.modelcontextprotocol/protocolVersion") != "2026-07-28":
+                error(mid, -32602, "the protocol version belongs in params._meta")
+                continue
+            if method == "server/discover":
+                method = "initialize"
         if method == "initialize":
             caps = {"tools": {}}
             res = {"protocolVersion": "2025-06-18", "serverInfo": {"name": "offers", "version": "1.0.0"}}
@@ -82,6 +96,9 @@ def main():
                 caps["prompts"] = {}
                 caps["resources"] = {}
             res["capabilities"] = caps
+            if mode == "modern":
+                res["supportedVersions"] = ["2026-07-28"]
+                del res["protocolVersion"]
             result(mid, res)
         elif method == "tools/list":
             tools = load(capture).get("tools", []) if capture else [TOOL]
