@@ -1,5 +1,7 @@
-//! The transport-independent part: handshake (initialize or server/discover) and `tools/list`
-//! pagination, over any [`Channel`].
+//! The transport-independent part: handshake (initialize or server/discover), `tools/list`
+//! pagination, then `prompts/list`, `resources/list` and `resources/templates/list` where the
+//! capabilities announce them (a failure there is an offer error, not the end), over any
+//! [`Channel`].
 
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
