@@ -41,7 +41,7 @@ pub enum Command {
 #[derive(Debug, Args)]
 pub struct CompletionsArgs {
     /// The shell to complete for.
-    #[arg(value_enum)]
+    #[arg(value_enum, ignore_case = true)]
     pub shell: clap_complete::Shell,
 }
 
@@ -60,7 +60,7 @@ pub struct LookupArgs {
     #[command(flatten)]
     pub output: OutputArgs,
     /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Table)]
+    #[arg(long, value_enum, ignore_case = true, default_value_t = Format::Table)]
     pub format: Format,
     /// Use report templates from this directory.
     #[arg(long, value_name = "DIR")]
@@ -77,7 +77,7 @@ pub enum CatalogCommand {
         category: Option<String>,
         #[arg(long = "catalog", value_name = "DIR")]
         catalog_dirs: Vec<String>,
-        #[arg(long, value_enum, default_value_t = RulesFormat::Table)]
+        #[arg(long, value_enum, ignore_case = true, default_value_t = RulesFormat::Table)]
         format: RulesFormat,
     },
     /// Records whose id, names, summary or tool names contain WORD.
@@ -85,7 +85,7 @@ pub enum CatalogCommand {
         word: String,
         #[arg(long = "catalog", value_name = "DIR")]
         catalog_dirs: Vec<String>,
-        #[arg(long, value_enum, default_value_t = RulesFormat::Table)]
+        #[arg(long, value_enum, ignore_case = true, default_value_t = RulesFormat::Table)]
         format: RulesFormat,
     },
     /// One record as stored (YAML).
@@ -205,7 +205,7 @@ pub struct AssessArgs {
     #[arg(long, value_name = "FILE")]
     pub rules: Option<String>,
     /// How strict the recommended rules are (default: the settings file's, else balanced).
-    #[arg(long, value_enum)]
+    #[arg(long, value_enum, ignore_case = true)]
     pub profile: Option<Profile>,
     /// Repository settings: ignores, thresholds, profile (default: ./.mcprisk.yaml if present).
     #[arg(long, value_name = "FILE")]
@@ -225,7 +225,7 @@ pub struct OutputArgs {
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<String>,
     /// When to colour the terminal table (NO_COLOR is honoured).
-    #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
+    #[arg(long, value_enum, ignore_case = true, default_value_t = ColorChoice::Auto)]
     pub color: ColorChoice,
     /// Print nothing on standard error but errors.
     #[arg(short, long)]
@@ -242,7 +242,7 @@ pub struct ScanArgs {
     #[command(flatten)]
     pub output: OutputArgs,
     /// Report format.
-    #[arg(long, value_enum, default_value_t = Format::Table)]
+    #[arg(long, value_enum, ignore_case = true, default_value_t = Format::Table)]
     pub format: Format,
     /// Exit 1 when a tool or finding is at or above this severity.
     #[arg(long, value_name = "SEVERITY", value_parser = parse_severity)]
@@ -271,7 +271,7 @@ pub struct CheckArgs {
     #[arg(long, value_name = "FILE")]
     pub policy: Option<String>,
     /// Output format.
-    #[arg(long, value_enum, default_value_t = CheckFormat::Table)]
+    #[arg(long, value_enum, ignore_case = true, default_value_t = CheckFormat::Table)]
     pub format: CheckFormat,
 }
 
@@ -298,7 +298,7 @@ pub struct PolicyArgs {
     #[command(flatten)]
     pub output: OutputArgs,
     /// Policy format.
-    #[arg(long, visible_alias = "format", value_enum, default_value_t = Flavor::Policylayer)]
+    #[arg(long, visible_alias = "format", value_enum, ignore_case = true, default_value_t = Flavor::Policylayer)]
     pub flavor: Flavor,
     /// Compare with the file at -o instead of writing it; exit 1 when they differ.
     #[arg(long)]
@@ -320,7 +320,7 @@ pub struct RulesArgs {
     #[arg(long, value_name = "FILE")]
     pub rules: Option<String>,
     /// Output format.
-    #[arg(long, value_enum, default_value_t = RulesFormat::Table)]
+    #[arg(long, value_enum, ignore_case = true, default_value_t = RulesFormat::Table)]
     pub format: RulesFormat,
 }
 

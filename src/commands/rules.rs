@@ -57,6 +57,12 @@ fn effect(r: &Rule) -> String {
     }
 }
 
+/// The rule an ID names, in any case and with or without its `MR-` prefix (`c304`, `MR-C304`).
+fn find<'a>(rules: &'a RuleFile, id: &str) -> Option<&'a Rule> {
+    let id = id.trim();
+    rules.get(id).or_else(|| rules.get(&format!("MR-{id}")))
+}
+
 /// Runs `rules`: every rule, or the docs of the one named.
 pub fn run(args: &RulesArgs) -> Result<u8> {
     let rules = load_rules(args.rules.as_deref())?;
@@ -76,7 +82,7 @@ fn write(
     let io = crate::output::io_err;
     match id {
         Some(id) => {
-            let rule = rules.get(id).ok_or_else(|| {
+            let rule = find(rules, id).ok_or_else(|| {
                 Error::new(format!(
                     "no rule {id:?}; `mcprisk rules` lists them (IDs look like MR-C304)"
                 ))
