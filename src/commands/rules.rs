@@ -1,5 +1,6 @@
 //! `mcprisk rules [ID]`: every rule, or one rule's docs.
 
+use crate::assess::grade;
 use crate::assess::pipeline::load_rules;
 use crate::classify::{Rule, RuleFile, RuleKind};
 use crate::cli::{RulesArgs, RulesFormat};
@@ -101,6 +102,10 @@ fn write(
                     if let Some(c) = &rule.check {
                         writeln!(out, "\nChecked in code: {c}").map_err(io)?;
                     }
+                    if rule.kind == RuleKind::Grade {
+                        writeln!(out, "\nHow the grade is computed\n  {}", grade::FORMULA)
+                            .map_err(io)?;
+                    }
                     Ok(())
                 }
             }
@@ -123,7 +128,7 @@ fn write(
                     )
                     .map_err(io)?;
                 }
-                Ok(())
+                writeln!(out, "\n{}", grade::FORMULA).map_err(io)
             }
         },
     }
