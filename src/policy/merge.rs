@@ -59,7 +59,8 @@ pub fn policylayer(new: &Value, old: &ReadPolicy) -> (Value, MergeNotes) {
         match old.rules.get(name) {
             Some(existing) => {
                 let same = match (&existing.raw, rec_rule) {
-                    (Some(a), Some(b)) => a == b,
+                    // A rule in mcprisk's older condition format is its own, not a hand edit.
+                    (Some(a), Some(b)) => a == b || super::policylayer::upgrade_rule(a) == *b,
                     (None, None) => existing.action == rec_action,
                     _ => false,
                 };
@@ -73,11 +74,14 @@ pub fn policylayer(new: &Value, old: &ReadPolicy) -> (Value, MergeNotes) {
                         ));
                     }
                 }
-                match &existing.raw {
-                    Some(raw) => {
+                match (&existing.raw, rec_rule) {
+                    (Some(_), Some(rec)) if same => {
+                        tools.insert(name.clone(), rec.clone());
+                    }
+                    (Some(raw), _) => {
                         tools.insert(name.clone(), raw.clone());
                     }
-                    None => hide.push(name.clone()),
+                    (None, _) => hide.push(name.clone()),
                 }
             }
             None => match rec_rule {
