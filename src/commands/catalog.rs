@@ -64,7 +64,16 @@ pub fn run(cmd: CatalogCommand) -> Result<u8> {
                 .map(|e| (e, None))
                 .collect();
             print_entries(&rows, format, None)?;
-            Ok(if rows.is_empty() { 1 } else { 0 })
+            if rows.is_empty() {
+                // Like grep: exit 1, and say so rather than print nothing.
+                eprintln!(
+                    "mcprisk: no catalog record matches {:?} (ids, names, aliases, packages, summaries and tool names of {} record(s) searched); `mcprisk catalog list` shows them all",
+                    one_line(&word, 80),
+                    catalog.entries.len()
+                );
+                return Ok(1);
+            }
+            Ok(0)
         }
         CatalogCommand::Show { id, catalog_dirs } => {
             let catalog = Catalog::load(&store::user_dirs(&catalog_dirs))?;
