@@ -33,8 +33,22 @@ pub enum Command {
     Catalog(CatalogCommand),
     /// Print a shell completion script (bash, zsh, fish, powershell, elvish).
     Completions(CompletionsArgs),
-    /// Print the manual page (roff) to standard output.
-    Man,
+    /// Print a manual page (roff): the program's, or a subcommand's (`man scan`); --dir writes
+    /// them all.
+    Man(ManArgs),
+}
+
+/// `mcprisk man [COMMAND...]`.
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// The subcommand whose page to print (`scan`, `catalog add`); the program's when absent.
+    #[arg(value_name = "COMMAND")]
+    pub command: Vec<String>,
+    /// Write every page (mcprisk.1, mcprisk-scan.1, ...) into this directory instead.
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<String>,
+    #[arg(short, long)]
+    pub quiet: bool,
 }
 
 /// `mcprisk completions SHELL`.
