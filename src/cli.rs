@@ -15,16 +15,23 @@ pub struct Cli {
     pub command: Command,
 }
 
+/// Where the taxonomy is documented, for the help of the commands that classify.
+pub const TAXONOMY_HELP: &str = "How tools are classified (categories, severities, the hard cases, the grade): \
+docs/classification.md in the mcprisk repository. Every rule: `mcprisk rules`; one rule: `mcprisk rules ID`.";
+
 /// The subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Introspect and assess: every tool's category, severity and evidence, findings, grade.
+    #[command(after_help = TAXONOMY_HELP)]
     Scan(ScanArgs),
     /// Write the recommended least-privilege policy.
+    #[command(after_help = TAXONOMY_HELP)]
     Policy(PolicyArgs),
     /// CI gate: drift against a lock file, tools a policy does not cover.
     Check(CheckArgs),
     /// List the classification rules, or explain one.
+    #[command(after_help = TAXONOMY_HELP)]
     Rules(RulesArgs),
     /// The catalog record of a server, or of one of its tools.
     Lookup(LookupArgs),
