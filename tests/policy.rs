@@ -155,7 +155,7 @@ fn free_text_methods_and_actions_are_validated_in_every_flavour() {
             {"name": "run_job", "description": "Run a job action on the cluster.",
              "inputSchema": {"type": "object", "properties": {
                  "options": {"type": "object", "properties": {
-                     "action": {"type": "string", "description": "list, start or delete"}}}}}}
+                     "action": {"type": "string", "description": "list, status, start or stop"}}}}}}
         ]})
         .to_string(),
     )
@@ -177,7 +177,7 @@ fn free_text_methods_and_actions_are_validated_in_every_flavour() {
         .as_array()
         .unwrap()
         .iter()
-        .any(|v| v == "delete"));
+        .any(|v| v == "stop"));
     // The scan says so too.
     let doc = run_json(&["scan", "--tools", f, "--format", "json"]);
     let raw = &doc["servers"][0]["tools"][0];
