@@ -118,19 +118,18 @@ fn suite(
     let mut cases: Vec<String> = Vec::new();
     let mut failures = 0;
     let mut errors = 0;
+    // Findings by tool name, built once, so matching them is linear in the tool count.
+    let by_tool = super::templates::findings_by_tool(s);
+    let no_findings: Vec<&Finding> = Vec::new();
     for t in &s.tools {
-        let findings: Vec<&Finding> = s
-            .findings
-            .iter()
-            .filter(|f| f.tool.as_deref() == Some(t.name.as_str()))
-            .collect();
+        let findings = by_tool.get(t.name.as_str()).unwrap_or(&no_findings);
         let mut case = format!(
             "    <testcase classname=\"{}\" name=\"{}\">\n",
             escape(&class),
             attr(&t.name, 300)
         );
-        let text = details(s, t, &findings);
-        match tool_failure(t, &findings, opts, rules) {
+        let text = details(s, t, findings);
+        match tool_failure(t, findings, opts, rules) {
             Some((kind, message)) => {
                 failures += 1;
                 case.push_str(&format!(
@@ -148,14 +147,12 @@ fn suite(
         case.push_str("    </testcase>\n");
         cases.push(case);
     }
+    let tool_names: std::collections::HashSet<&str> =
+        s.tools.iter().map(|t| t.name.as_str()).collect();
     let server_findings: Vec<&Finding> = s
         .findings
         .iter()
-        .filter(|f| {
-            f.tool
-                .as_ref()
-                .is_none_or(|n| !s.tools.iter().any(|t| &t.name == n))
-        })
+        .filter(|f| f.tool.as_deref().is_none_or(|n| !tool_names.contains(n)))
         .collect();
     let server_errors: Vec<_> = s.errors.iter().collect();
     if !server_findings.is_empty() || !server_errors.is_empty() {
