@@ -189,6 +189,7 @@ mod tests {
                 reason: String::new(),
             },
             reviewed: false,
+            needs_review: None,
         }
     }
 
