@@ -113,7 +113,7 @@ fn an_empty_search_says_so() {
     assert!(out.stdout.is_empty());
     let err = text(&out.stderr);
     assert!(
-        err.contains("no catalog record matches") && err.contains("zzzzqqqq"),
+        err.contains("no record matches") && err.contains("zzzzqqqq"),
         "{err}"
     );
 }
