@@ -15,16 +15,23 @@ pub struct Cli {
     pub command: Command,
 }
 
+/// Where the taxonomy is documented, for the help of the commands that classify.
+pub const TAXONOMY_HELP: &str = "How tools are classified (categories, severities, the hard cases, the grade): \
+docs/classification.md in the mcprisk repository. Every rule: `mcprisk rules`; one rule: `mcprisk rules ID`.";
+
 /// The subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Introspect and assess: every tool's category, severity and evidence, findings, grade.
+    #[command(after_help = TAXONOMY_HELP)]
     Scan(ScanArgs),
     /// Write the recommended least-privilege policy.
+    #[command(after_help = TAXONOMY_HELP)]
     Policy(PolicyArgs),
     /// CI gate: drift against a lock file, tools a policy does not cover.
     Check(CheckArgs),
     /// List the classification rules, or explain one.
+    #[command(after_help = TAXONOMY_HELP)]
     Rules(RulesArgs),
     /// The catalog record of a server, or of one of its tools.
     Lookup(LookupArgs),
@@ -33,15 +40,29 @@ pub enum Command {
     Catalog(CatalogCommand),
     /// Print a shell completion script (bash, zsh, fish, powershell, elvish).
     Completions(CompletionsArgs),
-    /// Print the manual page (roff) to standard output.
-    Man,
+    /// Print a manual page (roff): the program's, or a subcommand's (`man scan`); --dir writes
+    /// them all.
+    Man(ManArgs),
+}
+
+/// `mcprisk man [COMMAND...]`.
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// The subcommand whose page to print (`scan`, `catalog add`); the program's when absent.
+    #[arg(value_name = "COMMAND")]
+    pub command: Vec<String>,
+    /// Write every page (mcprisk.1, mcprisk-scan.1, ...) into this directory instead.
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<String>,
+    #[arg(short, long)]
+    pub quiet: bool,
 }
 
 /// `mcprisk completions SHELL`.
 #[derive(Debug, Args)]
 pub struct CompletionsArgs {
     /// The shell to complete for.
-    #[arg(value_enum)]
+    #[arg(value_enum, ignore_case = true)]
     pub shell: clap_complete::Shell,
 }
 
@@ -60,7 +81,7 @@ pub struct LookupArgs {
     #[command(flatten)]
     pub output: OutputArgs,
     /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Table)]
+    #[arg(long, value_enum, ignore_case = true, default_value_t = Format::Table)]
     pub format: Format,
     /// Use report templates from this directory.
     #[arg(long, value_name = "DIR")]
@@ -77,7 +98,7 @@ pub enum CatalogCommand {
         category: Option<String>,
         #[arg(long = "catalog", value_name = "DIR")]
         catalog_dirs: Vec<String>,
-        #[arg(long, value_enum, default_value_t = RulesFormat::Table)]
+        #[arg(long, value_enum, ignore_case = true, default_value_t = RulesFormat::Table)]
         format: RulesFormat,
     },
     /// Records whose id, names, summary or tool names contain WORD.
@@ -85,7 +106,7 @@ pub enum CatalogCommand {
         word: String,
         #[arg(long = "catalog", value_name = "DIR")]
         catalog_dirs: Vec<String>,
-        #[arg(long, value_enum, default_value_t = RulesFormat::Table)]
+        #[arg(long, value_enum, ignore_case = true, default_value_t = RulesFormat::Table)]
         format: RulesFormat,
     },
     /// One record as stored (YAML).
@@ -244,7 +265,7 @@ pub struct AssessArgs {
     #[arg(long, value_name = "FILE")]
     pub rules: Option<String>,
     /// How strict the recommended rules are (default: the settings file's, else balanced).
-    #[arg(long, value_enum)]
+    #[arg(long, value_enum, ignore_case = true)]
     pub profile: Option<Profile>,
     /// Repository settings: ignores, thresholds, profile (default: ./.mcprisk.yaml if present).
     #[arg(long, value_name = "FILE")]
@@ -264,7 +285,7 @@ pub struct OutputArgs {
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<String>,
     /// When to colour the terminal table (NO_COLOR is honoured).
-    #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
+    #[arg(long, value_enum, ignore_case = true, default_value_t = ColorChoice::Auto)]
     pub color: ColorChoice,
     /// Print nothing on standard error but errors.
     #[arg(short, long)]
@@ -281,7 +302,7 @@ pub struct ScanArgs {
     #[command(flatten)]
     pub output: OutputArgs,
     /// Report format.
-    #[arg(long, value_enum, default_value_t = Format::Table)]
+    #[arg(long, value_enum, ignore_case = true, default_value_t = Format::Table)]
     pub format: Format,
     /// Exit 1 when a tool or finding is at or above this severity.
     #[arg(long, value_name = "SEVERITY", value_parser = parse_severity)]
@@ -311,7 +332,7 @@ pub struct CheckArgs {
     #[arg(long, value_name = "FILE")]
     pub policy: Option<String>,
     /// Output format.
-    #[arg(long, value_enum, default_value_t = CheckFormat::Table)]
+    #[arg(long, value_enum, ignore_case = true, default_value_t = CheckFormat::Table)]
     pub format: CheckFormat,
 }
 
@@ -338,7 +359,7 @@ pub struct PolicyArgs {
     #[command(flatten)]
     pub output: OutputArgs,
     /// Policy format.
-    #[arg(long, visible_alias = "format", value_enum, default_value_t = Flavor::Policylayer)]
+    #[arg(long, visible_alias = "format", value_enum, ignore_case = true, default_value_t = Flavor::Policylayer)]
     pub flavor: Flavor,
     /// Compare with the file at -o instead of writing it; exit 1 when they differ.
     #[arg(long)]
@@ -360,7 +381,7 @@ pub struct RulesArgs {
     #[arg(long, value_name = "FILE")]
     pub rules: Option<String>,
     /// Output format.
-    #[arg(long, value_enum, default_value_t = RulesFormat::Table)]
+    #[arg(long, value_enum, ignore_case = true, default_value_t = RulesFormat::Table)]
     pub format: RulesFormat,
 }
 

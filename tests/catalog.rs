@@ -36,9 +36,14 @@ fn proxmox_tool_records_match_the_reference_pages() {
     ]);
     assert_eq!(api["tool"]["category"], "Execute");
     assert_eq!(api["tool"]["severity"], "High");
+    // The reference page's rate limit, exactly, and (issue 12, item 14) argument validation
+    // beside it: the free-text `method` lets only GET and HEAD through without approval.
     assert_eq!(
         api["policy"],
-        json!({"version": "1", "default": "deny", "tools": {"pve_api_request": {"limits": [
+        json!({"version": "1", "default": "deny", "tools": {"pve_api_request": {
+            "deny_if": [{"conditions": [{"path": "args.method", "op": "not_in", "value": ["GET", "HEAD"]}],
+                         "on_deny": "Requires human approval."}],
+            "limits": [
             {"counter": "pve_api_request_rate", "window": "minute", "max": 10, "scope": "grant"}]}}})
     );
     let status = json_of(&[
@@ -158,7 +163,9 @@ fn md_and_html_tool_pages_render() {
         .unwrap();
     let md = String::from_utf8(out.stdout).unwrap();
     assert!(
-        md.contains("## Recommended rule: rate-limit") && md.contains("pve_api_request_rate"),
+        md.contains("## Recommended rule: validate")
+            && md.contains("pve_api_request_rate")
+            && md.contains("args.method"),
         "{md}"
     );
     let out = mcprisk()

@@ -474,6 +474,62 @@ fn man_page_is_roff() {
     assert!(text.contains("scan"));
 }
 
+/// Issue 12, item 19: `mcprisk man` referred to `mcprisk-scan(1)` pages that did not exist.
+#[test]
+fn every_subcommand_has_a_man_page_with_exit_status_and_examples() {
+    let (code, scan) = run(None, &["man", "scan"]);
+    assert_eq!(code, 0);
+    assert!(
+        scan.contains(".TH mcprisk-scan 1"),
+        "{}",
+        &scan[..scan.len().min(300)]
+    );
+    assert!(scan.contains(".SH \"EXIT STATUS\"") && scan.contains(".SH EXAMPLES"));
+    let (code, add) = run(None, &["man", "catalog", "add"]);
+    assert_eq!(code, 0);
+    assert!(add.contains(".TH mcprisk-catalog-add 1"));
+
+    let dir = tempfile::tempdir().unwrap();
+    let (code, _) = run(None, &["man", "--dir", dir.path().to_str().unwrap(), "-q"]);
+    assert_eq!(code, 0);
+    let mut pages: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    pages.sort();
+    for want in [
+        "mcprisk.1",
+        "mcprisk-scan.1",
+        "mcprisk-policy.1",
+        "mcprisk-check.1",
+        "mcprisk-lookup.1",
+        "mcprisk-rules.1",
+        "mcprisk-catalog.1",
+        "mcprisk-catalog-add.1",
+        "mcprisk-catalog-import-registry.1",
+        "mcprisk-completions.1",
+        "mcprisk-man.1",
+    ] {
+        assert!(
+            pages.iter().any(|p| p == want),
+            "{want} missing from {pages:?}"
+        );
+    }
+    // Every page a page names exists.
+    for page in &pages {
+        let text = std::fs::read_to_string(dir.path().join(page)).unwrap();
+        for word in text.split(|c: char| c.is_whitespace() || c == ',') {
+            if let Some(name) = word.strip_suffix("(1)") {
+                let file = format!("{}.1", name.replace("\\-", "-"));
+                assert!(pages.contains(&file), "{page} refers to {word}: no {file}");
+            }
+        }
+    }
+    let out = mcprisk().args(["man", "nosuch"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no manual page"));
+}
+
 fn yaml(path: &str) -> Value {
     serde_saphyr::from_str(&std::fs::read_to_string(path).unwrap())
         .unwrap_or_else(|e| panic!("{path}: {e}"))

@@ -353,6 +353,11 @@ fn intercept_policy_is_valid_and_maps_every_action() {
                 let rate = entry["rules"][0]["rate_limit"].as_str().unwrap();
                 assert!(rate.ends_with("/minute"), "{tool}: {rate}");
             }
+            "validate" => {
+                let rules = entry["rules"].as_array().unwrap();
+                assert!(rules.iter().any(|r| r["conditions"].is_array()), "{tool}");
+                assert!(rules.iter().any(|r| r["rate_limit"].is_string()), "{tool}");
+            }
             "hide" => assert!(hidden && entry.is_null(), "{tool}"),
             other => panic!("{tool}: {other} not expected for proxmox"),
         }
@@ -362,10 +367,27 @@ fn intercept_policy_is_valid_and_maps_every_action() {
             "{tool}"
         );
     }
-    assert_eq!(
-        doc["tools"]["pve_api_request"]["rules"][0]["rate_limit"],
-        "10/minute"
+    // pve_api_request: the reference page's 10 a minute, and only GET or HEAD (issue 12, item 14).
+    let api_rules = doc["tools"]["pve_api_request"]["rules"].as_array().unwrap();
+    assert!(
+        api_rules.iter().any(|r| r["rate_limit"] == "10/minute"),
+        "{api_rules:?}"
     );
+    assert!(
+        api_rules.iter().any(|r| r["conditions"][0]
+            == json!({"path": "args.method", "op": "in", "value": ["GET", "HEAD"]})),
+        "{api_rules:?}"
+    );
+    assert!(intercept_allows(
+        &yaml,
+        "pve_api_request",
+        &json!({"method": "GET", "path": "/nodes"})
+    ));
+    assert!(!intercept_allows(
+        &yaml,
+        "pve_api_request",
+        &json!({"method": "DELETE", "path": "/nodes/pve/qemu/100"})
+    ));
 
     // Argument validation: GET passes, other methods and a missing method are refused.
     let yaml = run(&["policy", "--tools", &api, "--flavor", "intercept"]);

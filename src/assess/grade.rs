@@ -1,10 +1,66 @@
-//! The server grade: 100 points less documented deductions (rules MR-G001..), then a letter.
+//! The server grade: 100 points less documented deductions (rules MR-G001..), then a letter,
+//! then the caps: the grade is never better than the server's worst tools allow.
 //!
-//! A: 85 and up, B: 70 and up, C: 55 and up, D: 40 and up, F: below 40. A Critical finding
-//! caps the grade at D. Every deduction is listed with the grade.
+//! See [`FORMULA`], which `mcprisk rules` and every report print.
 
-use crate::classify::RuleFile;
+use crate::classify::{Rule, RuleFile, RuleKind};
 use crate::model::{Finding, GradeReason, InputError, Severity, ToolAssessment};
+
+/// How a grade is computed, in a few lines: printed by `mcprisk rules` beside the grade rules
+/// and under "Why grade" in the Markdown and HTML reports.
+pub const FORMULA: &str = "Grade = 100 points less the deductions MR-G001..MR-G011 \
+(Critical tools 5 each, at most 25; High 3, at most 15; Medium 1, at most 10; findings by \
+severity, at most 50; unreadable tools 2, at most 10; posture); A 85+, B 70+, C 55+, D 40+, \
+F below 40. Then the caps: one Critical tool caps the grade at C and two or more at D \
+(MR-G012); a Critical finding caps it at D (MR-G005).";
+
+/// The best letter a server with this many Critical tools can get (MR-G012): a server is
+/// graded no better than its worst tools allow, whatever else it does well.
+pub fn critical_tool_cap(critical_tools: usize) -> Option<char> {
+    match critical_tools {
+        0 => None,
+        1 => Some('C'),
+        _ => Some('D'),
+    }
+}
+
+/// Grade rules documented here until the rules file carries them: appended to a rule set that
+/// lacks them, so `mcprisk rules` explains every line a grade can show.
+pub fn documented_rules() -> Vec<Rule> {
+    vec![Rule {
+        id: "MR-G012".into(),
+        name: "critical-tool-cap".into(),
+        kind: RuleKind::Grade,
+        category: None,
+        weight: None,
+        hard: false,
+        applies_to: Vec::new(),
+        severity: None,
+        points: None,
+        max_points: None,
+        check: None,
+        when: None,
+        phrases: Vec::new(),
+        summary:
+            "One Critical tool caps the grade at C; two or more cap it at D, whatever the points."
+                .into(),
+        why:
+            "Points add up across a server, so a server whose only tool is `delete_all` lost 5 of \
+100 and graded A. A grade must not be better than the worst tool allows: one tool that \
+destroys data, moves money or runs code on a host is enough to do the harm."
+                .into(),
+        example: "a server whose only tool is delete_all (Critical): 95 points, capped at C".into(),
+    }]
+}
+
+/// Appends the [`documented_rules`] a rule set lacks.
+pub fn add_documented_rules(rules: &mut RuleFile) {
+    for r in documented_rules() {
+        if rules.get(&r.id).is_none() {
+            rules.rules.push(r);
+        }
+    }
+}
 
 /// Points a finding costs, by severity.
 fn finding_points(s: Severity) -> u32 {
@@ -100,6 +156,18 @@ pub fn grade(
     let lost: u32 = reasons.iter().map(|r| r.points).sum();
     let score = 100u32.saturating_sub(lost);
     let mut letter = letter(score);
+    let critical_tools = count(Severity::Critical);
+    if let Some(cap) = critical_tool_cap(critical_tools) {
+        if letter < cap {
+            letter = cap;
+            reasons.push(GradeReason {
+                points: 0,
+                reason: format!(
+                    "MR-G012: {critical_tools} Critical tool(s) cap the grade at {cap} (score {score})"
+                ),
+            });
+        }
+    }
     if findings.iter().any(|f| f.severity == Severity::Critical) && letter < 'D' {
         letter = 'D';
         reasons.push(GradeReason {
@@ -117,6 +185,64 @@ pub fn grade(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn tool(name: &str, severity: Severity) -> ToolAssessment {
+        use crate::model::{Action, Category, Recommendation};
+        ToolAssessment {
+            name: name.into(),
+            title: None,
+            description: String::new(),
+            category: Category::Destructive,
+            severity,
+            confidence: 1.0,
+            evidence: Vec::new(),
+            recommended: Recommendation {
+                action: Action::Hide,
+                max_per_minute: None,
+                validate: Vec::new(),
+                reason: String::new(),
+            },
+            reviewed: false,
+            needs_review: None,
+        }
+    }
+
+    /// Issue 12, item 15: a server whose only tool is `delete_all` graded A (91/100).
+    #[test]
+    fn critical_tools_cap_the_grade() {
+        let mut rules = RuleFile::embedded();
+        add_documented_rules(&mut rules);
+        let one = grade(
+            &rules,
+            &[tool("delete_all", Severity::Critical)],
+            &[],
+            &[],
+            &[],
+        );
+        assert_eq!(one.letter, 'C', "{one:?}");
+        assert!(one.score >= 85, "the points are unchanged: {one:?}");
+        assert!(one.reasons.iter().any(|r| r.reason.starts_with("MR-G012")));
+        let two = grade(
+            &rules,
+            &[
+                tool("delete_all", Severity::Critical),
+                tool("drop_db", Severity::Critical),
+            ],
+            &[],
+            &[],
+            &[],
+        );
+        assert_eq!(two.letter, 'D', "{two:?}");
+        let none = grade(&rules, &[tool("get", Severity::Low)], &[], &[], &[]);
+        assert_eq!(none.letter, 'A');
+        assert!(!none.reasons.iter().any(|r| r.reason.starts_with("MR-G012")));
+        // A cap never raises a grade the points already put lower.
+        assert_eq!(critical_tool_cap(0), None);
+        assert!(
+            rules.get("MR-G012").is_some(),
+            "documented for `mcprisk rules`"
+        );
+    }
 
     #[test]
     fn letters_follow_the_documented_bands() {

@@ -18,11 +18,15 @@ use std::io::IsTerminal;
 use std::time::Duration;
 
 /// The rules in use: the file `--rules` names, else the built-in `catalog/rules.yaml`.
+/// Grade rules documented in code and missing from the file are added (see
+/// [`super::grade::documented_rules`]).
 pub fn load_rules(path: Option<&str>) -> Result<RuleFile> {
-    match path {
-        Some(p) => RuleFile::load(p),
-        None => Ok(RuleFile::embedded()),
-    }
+    let mut rules = match path {
+        Some(p) => RuleFile::load(p)?,
+        None => RuleFile::embedded(),
+    };
+    super::grade::add_documented_rules(&mut rules);
+    Ok(rules)
 }
 
 /// The effective settings: flags first, then the repository's settings file, then defaults.
@@ -343,19 +347,65 @@ fn origin_of(t: &Target) -> Option<crate::model::Origin> {
 }
 
 /// The exit code of an assessing command: 2 when a server could not be scanned, 1 for
-/// findings at or above `--fail-on`, else 0.
+/// findings at or above `--fail-on`, else 0. A 1 is explained on standard error (see
+/// [`fail_on_reason`]), even with `-q`: it is the reason the build fails.
 pub fn exit_code(servers: &[ServerAssessment], fail_on: Option<Severity>, any_failed: bool) -> u8 {
     if any_failed {
         return 2;
     }
-    match fail_on {
-        Some(threshold)
-            if servers
-                .iter()
-                .any(|s| s.max_severity().is_some_and(|m| m >= threshold)) =>
-        {
+    match fail_on.and_then(|t| fail_on_reason(servers, t)) {
+        Some(reason) => {
+            eprintln!("mcprisk: {reason}");
             1
         }
-        _ => 0,
+        None => 0,
     }
+}
+
+/// What crossed `--fail-on`: how many tools and findings are at or above the threshold, and
+/// the first few of them, most severe first; `None` when nothing did.
+pub fn fail_on_reason(servers: &[ServerAssessment], threshold: Severity) -> Option<String> {
+    const SHOWN: usize = 5;
+    let mut hits: Vec<(Severity, String)> = Vec::new();
+    let (mut tools, mut findings) = (0usize, 0usize);
+    for s in servers {
+        let server = sanitize::one_line(&s.name, 60);
+        for t in s.tools.iter().filter(|t| t.severity >= threshold) {
+            tools += 1;
+            hits.push((
+                t.severity,
+                format!(
+                    "{server}/{} ({} {})",
+                    sanitize::one_line(&t.name, 60),
+                    t.severity,
+                    t.category
+                ),
+            ));
+        }
+        for f in s.findings.iter().filter(|f| f.severity >= threshold) {
+            findings += 1;
+            let at = match &f.tool {
+                Some(t) => format!("{server}/{}", sanitize::one_line(t, 60)),
+                None => server.clone(),
+            };
+            hits.push((f.severity, format!("{} {at} ({})", f.rule, f.severity)));
+        }
+    }
+    if hits.is_empty() {
+        return None;
+    }
+    // Stable: the servers' own order within a severity.
+    hits.sort_by_key(|(sev, _)| std::cmp::Reverse(*sev));
+    let more = hits.len().saturating_sub(SHOWN);
+    let listed: Vec<String> = hits.into_iter().take(SHOWN).map(|(_, h)| h).collect();
+    Some(format!(
+        "exit 1: {tools} tool(s) and {findings} finding(s) at or above --fail-on {}: {}{}",
+        threshold.as_str().to_ascii_lowercase(),
+        listed.join(", "),
+        if more > 0 {
+            format!(" and {more} more")
+        } else {
+            String::new()
+        }
+    ))
 }

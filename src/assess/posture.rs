@@ -47,25 +47,7 @@ fn transport_name(t: Transport) -> &'static str {
 
 /// Env or header names that carry a credential.
 fn credential_like(name: &str) -> bool {
-    let k = name.to_ascii_uppercase().replace('-', "_");
-    [
-        "TOKEN",
-        "SECRET",
-        "PASSWORD",
-        "API_KEY",
-        "APIKEY",
-        "ACCESS_KEY",
-        "PRIVATE_KEY",
-        "CREDENTIAL",
-        "AUTHORIZATION",
-        "COOKIE",
-        "_PAT",
-        "AUTH",
-        "_KEY",
-    ]
-    .iter()
-    .any(|p| k.contains(p))
-        || k == "PAT"
+    crate::targets::clients::secret::credential_name(name)
 }
 
 /// The posture of a fetched target: what its catalog record states, or what its server showed
@@ -306,5 +288,6 @@ mod tests {
         assert!(credential_like("Authorization"));
         assert!(credential_like("X-Api-Key"));
         assert!(!credential_like("LOG_LEVEL"));
+        assert!(!credential_like("MEMORY_FILE_PATH"));
     }
 }

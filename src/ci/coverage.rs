@@ -18,7 +18,7 @@ pub mod ids {
 /// Compares a policy with the recommendation for every assessed tool.
 pub fn policy_issues(policy: &read::ReadPolicy, servers: &[ServerAssessment]) -> Vec<Change> {
     let mut out = Vec::new();
-    let mut seen: Vec<String> = Vec::new();
+    let mut seen: std::collections::HashSet<String> = std::collections::HashSet::new();
     let change = |rule, severity, server: &str, tool: &str, message: String| Change {
         rule,
         severity,
@@ -71,7 +71,7 @@ pub fn policy_issues(policy: &read::ReadPolicy, servers: &[ServerAssessment]) ->
                     (t.name.clone(), Some(found), mapped)
                 }
             };
-            seen.push(key.clone());
+            seen.insert(key.clone());
             match found {
                 None => out.push(change(
                     ids::NOT_COVERED,

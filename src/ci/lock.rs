@@ -161,12 +161,18 @@ impl Lock {
     pub fn from_assessments(servers: &[(ServerAssessment, Vec<Value>)]) -> Lock {
         let mut out = BTreeMap::new();
         for (s, raws) in servers {
+            // Each tool's raw JSON by name, the first of a name winning as a linear search
+            // would: built once, so locking is linear in the tool count (issue 12, item 12).
+            let mut raw_of: std::collections::HashMap<&str, &Value> =
+                std::collections::HashMap::with_capacity(raws.len());
+            for r in raws {
+                if let Some(name) = r.get("name").and_then(Value::as_str) {
+                    raw_of.entry(name).or_insert(r);
+                }
+            }
             let mut tools = BTreeMap::new();
             for t in &s.tools {
-                let Some(raw) = raws
-                    .iter()
-                    .find(|r| r.get("name").and_then(Value::as_str) == Some(&t.name))
-                else {
+                let Some(raw) = raw_of.get(t.name.as_str()).copied() else {
                     continue;
                 };
                 let p = pinned(raw);

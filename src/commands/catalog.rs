@@ -65,8 +65,9 @@ pub fn run(cmd: CatalogCommand) -> Result<u8> {
                 .collect();
             if rows.is_empty() {
                 eprintln!(
-                    "mcprisk: no record matches {:?} (searched names, aliases, summaries and tool names)",
-                    one_line(&word, 80)
+                    "mcprisk: no record matches {:?} (searched the ids, names, aliases, packages, summaries and tool names of {} records); `mcprisk catalog list` shows them all",
+                    one_line(&word, 80),
+                    catalog.entries.len()
                 );
                 return Ok(1);
             }

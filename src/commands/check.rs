@@ -14,6 +14,11 @@ use crate::output::{emit, io_err};
 use crate::policy::read;
 use serde_json::json;
 
+/// Whether a server could not be scanned (its error is reported at `server`).
+fn scan_failed(s: &crate::model::ServerAssessment) -> bool {
+    s.errors.iter().any(|e| e.location == "server")
+}
+
 /// Runs `check`.
 pub fn run(args: &CheckArgs) -> Result<u8> {
     if args.lock.is_none() && args.policy.is_none() {
@@ -29,13 +34,33 @@ pub fn run(args: &CheckArgs) -> Result<u8> {
         raw_tools,
         settings,
     } = load_and_assess(&args.target, &args.assess, args.output.quiet)?;
+    // A server that could not be scanned was not checked: it is listed as such, and neither
+    // its lock entry nor a policy's rules for its tools are judged from a list it never gave.
+    let failed: std::collections::HashSet<&str> = servers
+        .iter()
+        .filter(|s| scan_failed(s))
+        .map(|s| s.name.as_str())
+        .collect();
     let mut changes = Vec::new();
     if let Some(lock) = &lock {
-        let pairs: Vec<_> = servers.iter().cloned().zip(raw_tools).collect();
-        changes.extend(compare(lock, &pairs));
+        let pairs: Vec<_> = servers
+            .iter()
+            .cloned()
+            .zip(raw_tools)
+            .filter(|(s, _)| !failed.contains(s.name.as_str()))
+            .collect();
+        changes.extend(
+            compare(lock, &pairs)
+                .into_iter()
+                .filter(|c| !failed.contains(c.server.as_str())),
+        );
     }
     if let Some(p) = &policy {
-        changes.extend(policy_issues(p, &servers));
+        changes.extend(
+            policy_issues(p, &servers)
+                .into_iter()
+                .filter(|c| failed.is_empty() || c.rule != crate::ci::coverage::ids::STALE_RULE),
+        );
     }
     changes.retain(|c| {
         !settings
@@ -94,11 +119,35 @@ pub fn run(args: &CheckArgs) -> Result<u8> {
             writeln!(w).map_err(io_err)
         })?,
         CheckFormat::Table => emit(out, |w| {
-            if changes.is_empty() {
+            // A server that could not be scanned was not checked: never count it as clean.
+            let failed: Vec<_> = servers.iter().filter(|s| scan_failed(s)).collect();
+            let checked = servers.len() - failed.len();
+            if changes.is_empty() && failed.is_empty() {
                 writeln!(
                     w,
-                    "No drift and no policy gaps: {} server(s) checked.",
-                    servers.len()
+                    "No drift and no policy gaps: {checked} server(s) checked."
+                )
+                .map_err(io_err)?;
+            } else if changes.is_empty() {
+                writeln!(
+                    w,
+                    "No drift and no policy gaps in {checked} of {} server(s); {} could not be checked.",
+                    servers.len(),
+                    failed.len()
+                )
+                .map_err(io_err)?;
+            }
+            for s in &failed {
+                let why = s
+                    .errors
+                    .iter()
+                    .find(|e| e.location == "server")
+                    .map(|e| one_line(&e.message, 300))
+                    .unwrap_or_default();
+                writeln!(
+                    w,
+                    "NOT CHECKED {}: the server could not be scanned: {why}",
+                    one_line(&s.name, 60)
                 )
                 .map_err(io_err)?;
             }

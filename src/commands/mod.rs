@@ -24,7 +24,7 @@ pub fn run(cli: Cli) -> Result<u8> {
         Command::Lookup(args) => lookup::run(&args),
         Command::Catalog(cmd) => catalog::run(cmd),
         Command::Completions(args) => completions::run(&args),
-        Command::Man => man::run(),
+        Command::Man(args) => man::run(&args),
         Command::Rules(args) => rules::run(&args),
     }
 }

@@ -1,5 +1,6 @@
 //! `mcprisk rules [ID]`: every rule, or one rule's docs.
 
+use crate::assess::grade;
 use crate::assess::pipeline::load_rules;
 use crate::classify::{Rule, RuleFile, RuleKind};
 use crate::cli::{RulesArgs, RulesFormat};
@@ -57,6 +58,12 @@ fn effect(r: &Rule) -> String {
     }
 }
 
+/// The rule an ID names, in any case and with or without its `MR-` prefix (`c304`, `MR-C304`).
+fn find<'a>(rules: &'a RuleFile, id: &str) -> Option<&'a Rule> {
+    let id = id.trim();
+    rules.get(id).or_else(|| rules.get(&format!("MR-{id}")))
+}
+
 /// Runs `rules`: every rule, or the docs of the one named.
 pub fn run(args: &RulesArgs) -> Result<u8> {
     let rules = load_rules(args.rules.as_deref())?;
@@ -76,7 +83,7 @@ fn write(
     let io = crate::output::io_err;
     match id {
         Some(id) => {
-            let rule = rules.get(id).ok_or_else(|| {
+            let rule = find(rules, id).ok_or_else(|| {
                 Error::new(format!(
                     "no rule {id:?}; `mcprisk rules` lists them (IDs look like MR-C304)"
                 ))
@@ -94,6 +101,10 @@ fn write(
                     writeln!(out, "\nExample\n  {}", rule.example).map_err(io)?;
                     if let Some(c) = &rule.check {
                         writeln!(out, "\nChecked in code: {c}").map_err(io)?;
+                    }
+                    if rule.kind == RuleKind::Grade {
+                        writeln!(out, "\nHow the grade is computed\n  {}", grade::FORMULA)
+                            .map_err(io)?;
                     }
                     Ok(())
                 }
@@ -117,7 +128,7 @@ fn write(
                     )
                     .map_err(io)?;
                 }
-                Ok(())
+                writeln!(out, "\n{}", grade::FORMULA).map_err(io)
             }
         },
     }

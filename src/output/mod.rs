@@ -146,8 +146,20 @@ fn write_atomically(
         _ => Path::new("."),
     };
     let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| {
+        // The error names the temporary file (`.tmpXXXX`), which the user never asked for:
+        // say what went wrong with the path they gave instead.
+        if !dir.is_dir() {
+            return Error::new(format!(
+                "{p}: cannot write: the directory {} does not exist",
+                dir.display()
+            ));
+        }
+        let plain = match e.raw_os_error() {
+            Some(code) => std::io::Error::from_raw_os_error(code),
+            None => std::io::Error::from(e.kind()),
+        };
         Error::new(format!(
-            "{p}: cannot create a file in {}: {e}",
+            "{p}: cannot write in the directory {}: {plain}",
             dir.display()
         ))
     })?;
@@ -209,6 +221,20 @@ mod tests {
             1,
             "no temporary file left"
         );
+    }
+
+    /// Issue 12, item 18: `-o /missing/dir/x` named the temporary file, not the path asked for.
+    #[test]
+    fn a_missing_directory_is_named_with_the_path_asked_for() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("missing/dir/x.md");
+        let ps = p.to_str().unwrap();
+        let err = emit(Some(ps), |w| w.write_all(b"x").map_err(io_err))
+            .unwrap_err()
+            .to_string();
+        assert!(err.starts_with(ps), "{err}");
+        assert!(err.contains("does not exist"), "{err}");
+        assert!(!err.contains("dir/.tmp"), "no temporary file named: {err}");
     }
 
     #[cfg(unix)]

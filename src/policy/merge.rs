@@ -22,7 +22,7 @@ pub fn policylayer(new: &Value, old: &ReadPolicy) -> (Value, MergeNotes) {
     let mut notes = MergeNotes::default();
     let mut doc = old.doc.clone();
     let new_tools = new["tools"].as_object().cloned().unwrap_or_default();
-    let new_hide: Vec<String> = new["hide"]
+    let new_hide: std::collections::HashSet<String> = new["hide"]
         .as_array()
         .map(|a| {
             a.iter()
@@ -33,7 +33,7 @@ pub fn policylayer(new: &Value, old: &ReadPolicy) -> (Value, MergeNotes) {
     let mut tools = serde_json::Map::new();
     let mut hide: Vec<String> = Vec::new();
     let recommended = |name: &str| -> Option<(crate::model::Action, Option<&Value>)> {
-        if new_hide.iter().any(|h| h == name) {
+        if new_hide.contains(name) {
             Some((crate::model::Action::Hide, None))
         } else {
             new_tools.get(name).map(|r| {
@@ -59,7 +59,8 @@ pub fn policylayer(new: &Value, old: &ReadPolicy) -> (Value, MergeNotes) {
         match old.rules.get(name) {
             Some(existing) => {
                 let same = match (&existing.raw, rec_rule) {
-                    (Some(a), Some(b)) => a == b,
+                    // A rule in mcprisk's older condition format is its own, not a hand edit.
+                    (Some(a), Some(b)) => a == b || super::policylayer::upgrade_rule(a) == *b,
                     (None, None) => existing.action == rec_action,
                     _ => false,
                 };
@@ -73,11 +74,14 @@ pub fn policylayer(new: &Value, old: &ReadPolicy) -> (Value, MergeNotes) {
                         ));
                     }
                 }
-                match &existing.raw {
-                    Some(raw) => {
+                match (&existing.raw, rec_rule) {
+                    (Some(_), Some(rec)) if same => {
+                        tools.insert(name.clone(), rec.clone());
+                    }
+                    (Some(raw), _) => {
                         tools.insert(name.clone(), raw.clone());
                     }
-                    None => hide.push(name.clone()),
+                    (None, _) => hide.push(name.clone()),
                 }
             }
             None => match rec_rule {
@@ -88,8 +92,9 @@ pub fn policylayer(new: &Value, old: &ReadPolicy) -> (Value, MergeNotes) {
             },
         }
     }
+    let kept: std::collections::HashSet<&String> = names.iter().collect();
     for name in old.rules.keys() {
-        if !names.contains(name) {
+        if !kept.contains(name) {
             notes.dropped.push(name.clone());
         }
     }
@@ -116,7 +121,7 @@ pub fn claude_code(
 ) -> (Value, MergeNotes) {
     let mut notes = MergeNotes::default();
     let mut doc = old.doc.clone();
-    let ours: Vec<String> = servers
+    let ours: std::collections::HashSet<String> = servers
         .iter()
         .flat_map(|s| {
             s.tools
@@ -140,7 +145,7 @@ pub fn claude_code(
             let managed = prefixes.iter().any(|p| s.starts_with(p.as_str()));
             if !managed {
                 out[i].push(s.to_string());
-            } else if !ours.iter().any(|o| o == s) {
+            } else if !ours.contains(s) {
                 notes.dropped.push(s.to_string());
             }
         }
@@ -210,14 +215,16 @@ pub fn agentgateway(
         .flatten()
         .filter_map(|v| v.as_str().map(String::from))
         .collect();
-    let offered = |name: &str| {
-        servers
-            .iter()
-            .any(|s| s.tools.iter().any(|t| t.name == name))
-    };
+    // Sets built once keep the merge linear in the tool count (issue 12, item 12).
+    let offered_names: std::collections::HashSet<&str> = servers
+        .iter()
+        .flat_map(|s| s.tools.iter().map(|t| t.name.as_str()))
+        .collect();
+    let offered = |name: &str| offered_names.contains(name);
+    let new_set: std::collections::HashSet<&String> = new_rules.iter().collect();
     let mut out: Vec<String> = Vec::new();
     for r in &old_rules {
-        if new_rules.contains(r) {
+        if new_set.contains(r) {
             out.push(r.clone());
             continue;
         }
@@ -236,8 +243,9 @@ pub fn agentgateway(
             notes.dropped.extend(names);
         }
     }
+    let mut present: std::collections::HashSet<String> = out.iter().cloned().collect();
     for r in &new_rules {
-        if !out.contains(r) {
+        if present.insert(r.clone()) {
             out.push(r.clone());
         }
     }

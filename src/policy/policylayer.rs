@@ -7,6 +7,49 @@ use serde_json::{json, Map, Value};
 /// The message an agent gets when a call waits for a person.
 pub const APPROVAL_MESSAGE: &str = "Requires human approval.";
 
+/// A `deny_if` condition that sends a call to approval when an argument is not one of the
+/// allowed values. PolicyLayer's one published condition format is Intercept's (`path`, `op`,
+/// `value`; `reference/intercept-policy.md`), so the hosted policy uses it too.
+pub fn condition(argument: &str, allowed: &[String]) -> Value {
+    json!({
+        "path": format!("args.{argument}"),
+        "op": "not_in",
+        "value": allowed,
+    })
+}
+
+/// A condition as mcprisk wrote it before the Intercept format (`field`, `operator`, `value`),
+/// rewritten in that format; `None` when it is not of that older shape.
+pub fn upgrade_condition(c: &Value) -> Option<Value> {
+    let m = c.as_object()?;
+    if m.len() != 3 {
+        return None;
+    }
+    Some(json!({
+        "path": m.get("field")?.as_str()?,
+        "op": m.get("operator")?.as_str()?,
+        "value": m.get("value")?,
+    }))
+}
+
+/// A tool rule with every older-format condition rewritten (see [`upgrade_condition`]), so a
+/// policy mcprisk wrote before is recognised as its own and not taken for a hand edit.
+pub fn upgrade_rule(rule: &Value) -> Value {
+    let mut rule = rule.clone();
+    if let Some(list) = rule.get_mut("deny_if").and_then(Value::as_array_mut) {
+        for d in list {
+            if let Some(conds) = d.get_mut("conditions").and_then(Value::as_array_mut) {
+                for c in conds.iter_mut() {
+                    if let Some(new) = upgrade_condition(c) {
+                        *c = new;
+                    }
+                }
+            }
+        }
+    }
+    rule
+}
+
 /// The rule object for one tool, or `None` when the tool is hidden or denied outright.
 pub fn tool_rule(tool: &ToolAssessment) -> Option<Value> {
     let rec = &tool.recommended;
@@ -25,13 +68,7 @@ pub fn tool_rule(tool: &ToolAssessment) -> Option<Value> {
             let conditions: Vec<Value> = rec
                 .validate
                 .iter()
-                .map(|c| {
-                    json!({
-                        "field": format!("args.{}", c.argument),
-                        "operator": "not_in",
-                        "value": c.allowed,
-                    })
-                })
+                .map(|c| condition(&c.argument, &c.allowed))
                 .collect();
             let mut rule = Map::new();
             rule.insert(

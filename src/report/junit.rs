@@ -119,19 +119,18 @@ fn suite(
     let mut cases: Vec<String> = Vec::new();
     let mut failures = 0;
     let mut errors = 0;
+    // Findings by tool name, built once, so matching them is linear in the tool count.
+    let by_tool = super::templates::findings_by_tool(s);
+    let no_findings: Vec<&Finding> = Vec::new();
     for t in &s.tools {
-        let findings: Vec<&Finding> = s
-            .findings
-            .iter()
-            .filter(|f| f.tool.as_deref() == Some(t.name.as_str()))
-            .collect();
+        let findings = by_tool.get(t.name.as_str()).unwrap_or(&no_findings);
         let mut case = format!(
             "    <testcase classname=\"{}\" name=\"{}\">\n",
             escape(&class),
             attr(&t.name, 300)
         );
-        let text = details(s, t, &findings);
-        match tool_failure(t, &findings, opts, rules) {
+        let text = details(s, t, findings);
+        match tool_failure(t, findings, opts, rules) {
             Some((kind, message)) => {
                 failures += 1;
                 case.push_str(&format!(
@@ -150,13 +149,18 @@ fn suite(
         cases.push(case);
     }
     // One testcase per instructions, prompt, resource and template, failed by its findings.
+    // Findings grouped by their offer once, so matching stays linear.
     let subjects = offer_subjects(s);
+    let mut by_subject: std::collections::HashMap<&Subject, Vec<&Finding>> =
+        std::collections::HashMap::new();
+    for f in &s.findings {
+        if let (None, Some(o)) = (&f.tool, &f.subject) {
+            by_subject.entry(o).or_default().push(f);
+        }
+    }
+    let offered: std::collections::HashSet<&Subject> = subjects.iter().collect();
     for subject in &subjects {
-        let findings: Vec<&Finding> = s
-            .findings
-            .iter()
-            .filter(|f| f.tool.is_none() && f.subject.as_ref() == Some(subject))
-            .collect();
+        let findings: Vec<&Finding> = by_subject.get(subject).cloned().unwrap_or_default();
         let mut case = format!(
             "    <testcase classname=\"{}\" name=\"{}\">\n",
             escape(&class),
@@ -184,14 +188,14 @@ fn suite(
         case.push_str("    </testcase>\n");
         cases.push(case);
     }
+    let tool_names: std::collections::HashSet<&str> =
+        s.tools.iter().map(|t| t.name.as_str()).collect();
     let server_findings: Vec<&Finding> = s
         .findings
         .iter()
         .filter(|f| {
-            f.tool
-                .as_ref()
-                .is_none_or(|n| !s.tools.iter().any(|t| &t.name == n))
-                && !(f.tool.is_none() && f.subject.as_ref().is_some_and(|o| subjects.contains(o)))
+            f.tool.as_deref().is_none_or(|n| !tool_names.contains(n))
+                && !(f.tool.is_none() && f.subject.as_ref().is_some_and(|o| offered.contains(o)))
         })
         .collect();
     let server_errors: Vec<_> = s.errors.iter().collect();

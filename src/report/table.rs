@@ -98,6 +98,10 @@ pub fn write(report: &Report, out: &mut dyn Write, color: bool, width: u16) -> s
         for r in &server.grade_reasons {
             writeln!(out, "  -{:<3} {}", r.points, one_line(&r.reason, 160))?;
         }
+        writeln!(
+            out,
+            "  (100 less the deductions; one Critical tool caps the grade at C, two at D: `mcprisk rules MR-G012`)"
+        )?;
         writeln!(out)?;
     }
     Ok(())

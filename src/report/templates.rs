@@ -11,11 +11,14 @@
 
 use super::Report;
 use crate::error::{Error, Result};
-use crate::model::{Category, ServerAssessment, Severity};
+use crate::model::{Category, Finding, ServerAssessment, Severity};
 use crate::output::sanitize;
+use minijinja::value::{Enumerator, Object, ObjectRepr};
 use minijinja::{AutoEscape, Environment, Value};
 use serde_json::json;
+use std::collections::{HashMap, HashSet};
 use std::io::Write;
+use std::sync::Arc;
 
 /// The shipped Markdown template.
 pub const MARKDOWN_TEMPLATE: &str = include_str!("../../templates/report.md.j2");
@@ -115,12 +118,141 @@ pub fn environment(dir: Option<&str>) -> Result<Environment<'static>> {
 /// How much of a description the HTML report shows before "Full description".
 const PREVIEW_CHARS: usize = 160;
 
+/// A server's findings by the tool they name, in their order.
+pub fn findings_by_tool(s: &ServerAssessment) -> HashMap<&str, Vec<&Finding>> {
+    let mut m: HashMap<&str, Vec<&Finding>> = HashMap::new();
+    for f in &s.findings {
+        if let Some(t) = f.tool.as_deref() {
+            m.entry(t).or_default().push(f);
+        }
+    }
+    m
+}
+
 /// Rank used to put the most dangerous tools first.
 fn danger(category: Category, severity: Severity) -> (Severity, Category) {
     (severity, category)
 }
 
-fn server_view(s: &ServerAssessment, policy: &serde_json::Value) -> serde_json::Value {
+/// What a server's tool rows need, shared by the rows: the server, its tools in review order,
+/// its findings by tool, and the policy's hidden tools and rules. Rows are made from it one at
+/// a time while the template walks `s.tools` (see [`ToolRows`]), so a report of 100,000 tools
+/// never holds 100,000 rows (issue 12, item 12: the HTML report peaked at 2.3 GB).
+#[derive(Debug)]
+struct ServerRows {
+    server: ServerAssessment,
+    /// Tool indices, most dangerous first.
+    order: Vec<usize>,
+    /// Finding indices by tool name.
+    by_tool: HashMap<String, Vec<usize>>,
+    /// Names the policy hides.
+    hidden: HashSet<String>,
+    /// The policy every row's rule is read from.
+    policy: Arc<serde_json::Value>,
+}
+
+impl ServerRows {
+    fn new(s: &ServerAssessment, policy: Arc<serde_json::Value>) -> ServerRows {
+        let mut order: Vec<usize> = (0..s.tools.len()).collect();
+        order.sort_by_key(|&i| std::cmp::Reverse(danger(s.tools[i].category, s.tools[i].severity)));
+        let mut by_tool: HashMap<String, Vec<usize>> = HashMap::new();
+        for (i, f) in s.findings.iter().enumerate() {
+            if let Some(t) = &f.tool {
+                by_tool.entry(t.clone()).or_default().push(i);
+            }
+        }
+        let hidden = policy["hide"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|v| v.as_str().map(String::from))
+                    .collect()
+            })
+            .unwrap_or_default();
+        ServerRows {
+            server: s.clone(),
+            order,
+            by_tool,
+            hidden,
+            policy,
+        }
+    }
+
+    /// The row of the tool at review position `pos`.
+    fn row(&self, pos: usize) -> Option<serde_json::Value> {
+        let i = *self.order.get(pos)?;
+        let t = &self.server.tools[i];
+        let rec = &t.recommended;
+        let rule = match rec.max_per_minute {
+            Some(n) => format!("{} {n}/min", rec.action.as_str()),
+            None => rec.action.as_str().to_string(),
+        };
+        let findings: Vec<_> = self
+            .by_tool
+            .get(&t.name)
+            .into_iter()
+            .flatten()
+            .map(|&fi| {
+                let f = &self.server.findings[fi];
+                json!({"rule": f.rule, "severity": f.severity, "message": f.message})
+            })
+            .collect();
+        Some(json!({
+            "number": i + 1,
+            "anchor": anchor(i),
+            "name": t.name,
+            "title": t.title,
+            "description": t.description,
+            "description_chars": t.description.chars().count(),
+            "description_short": t.description.chars().count() <= PREVIEW_CHARS
+                && !t.description.chars().any(|c| c == '\n' || c == '\t' || sanitize::is_hidden(c)),
+            "category": t.category,
+            "needs_review": t.needs_review,
+            "severity": t.severity,
+            "confidence": format!("{:.2}", t.confidence),
+            "evidence": t.evidence,
+            "recommended": {
+                "action": rec.action.as_str(),
+                "max_per_minute": rec.max_per_minute,
+                "validate": rec.validate,
+                "reason": rec.reason,
+                "rule": rule,
+                "policy": self.policy["tools"].get(&t.name).map(sanitize::json_inline),
+                "hidden": self.hidden.contains(&t.name),
+            },
+            "findings": findings,
+        }))
+    }
+}
+
+/// A server's tools as the template sees them (`s.tools`): a sequence whose rows are made when
+/// the template reads them.
+#[derive(Debug)]
+struct ToolRows(ServerRows);
+
+impl Object for ToolRows {
+    fn repr(self: &Arc<Self>) -> ObjectRepr {
+        ObjectRepr::Seq
+    }
+
+    fn get_value(self: &Arc<Self>, key: &Value) -> Option<Value> {
+        self.0
+            .row(key.as_usize()?)
+            .map(|v| Value::from(minijinja::value::Serde(&v)))
+    }
+
+    fn enumerate(self: &Arc<Self>) -> Enumerator {
+        Enumerator::Seq(self.0.order.len())
+    }
+}
+
+/// The anchor of the tool at index `i` (`tool-1` for the first the server listed).
+fn anchor(i: usize) -> String {
+    format!("tool-{}", i + 1)
+}
+
+/// A server as the template sees it: every key of the view model, with `tools` made lazily.
+fn server_view(s: &ServerAssessment, policy: &Arc<serde_json::Value>) -> Value {
     let total = s.tools.len();
     let counts = s.category_counts();
     let max = counts.iter().map(|(_, n)| *n).max().unwrap_or(0);
@@ -136,66 +268,24 @@ fn server_view(s: &ServerAssessment, policy: &serde_json::Value) -> serde_json::
             })
         })
         .collect();
+    let mut by_severity = [0usize; 4];
+    for t in &s.tools {
+        by_severity[t.severity as usize] += 1;
+    }
     let severity_counts: Vec<_> = Severity::ALL
         .iter()
         .rev()
         .map(|sev| {
-            let n = s.tools.iter().filter(|t| t.severity == *sev).count();
+            let n = by_severity[*sev as usize];
             json!({"severity": sev.as_str(), "count": n, "percent": percent(n, total)})
         })
         .collect();
-
-    let hidden: Vec<&str> = policy["hide"]
-        .as_array()
-        .map(|a| a.iter().filter_map(|v| v.as_str()).collect())
-        .unwrap_or_default();
-    let mut order: Vec<usize> = (0..total).collect();
-    order.sort_by_key(|&i| std::cmp::Reverse(danger(s.tools[i].category, s.tools[i].severity)));
-    let anchor = |i: usize| format!("tool-{}", i + 1);
-    let tools: Vec<_> = order
-        .iter()
-        .map(|&i| {
-            let t = &s.tools[i];
-            let rec = &t.recommended;
-            let rule = match rec.max_per_minute {
-                Some(n) => format!("{} {n}/min", rec.action.as_str()),
-                None => rec.action.as_str().to_string(),
-            };
-            let is_hidden = hidden.contains(&t.name.as_str());
-            let policy_entry = policy["tools"].get(&t.name).map(sanitize::json_inline);
-            let findings: Vec<_> = s
-                .findings
-                .iter()
-                .filter(|f| f.tool.as_deref() == Some(t.name.as_str()))
-                .map(|f| json!({"rule": f.rule, "severity": f.severity, "message": f.message}))
-                .collect();
-            json!({
-                "number": i + 1,
-                "anchor": anchor(i),
-                "name": t.name,
-                "title": t.title,
-                "description": t.description,
-                "description_chars": t.description.chars().count(),
-                "description_short": t.description.chars().count() <= PREVIEW_CHARS
-                    && !t.description.chars().any(|c| c == '\n' || c == '\t' || sanitize::is_hidden(c)),
-                "category": t.category,
-                "needs_review": t.needs_review,
-                "severity": t.severity,
-                "confidence": format!("{:.2}", t.confidence),
-                "evidence": t.evidence,
-                "recommended": {
-                    "action": rec.action.as_str(),
-                    "max_per_minute": rec.max_per_minute,
-                    "validate": rec.validate,
-                    "reason": rec.reason,
-                    "rule": rule,
-                    "policy": policy_entry,
-                    "hidden": is_hidden,
-                },
-                "findings": findings,
-            })
-        })
-        .collect();
+    // The first tool of each name, for the findings' links: built once, so matching every
+    // finding to its tool is linear (issue 12, item 12).
+    let mut first_index: HashMap<&str, usize> = HashMap::with_capacity(total);
+    for (i, t) in s.tools.iter().enumerate() {
+        first_index.entry(t.name.as_str()).or_insert(i);
+    }
     let mut findings: Vec<_> = s.findings.iter().collect();
     findings.sort_by_key(|f| std::cmp::Reverse(f.severity));
     let findings: Vec<_> = findings
@@ -204,7 +294,7 @@ fn server_view(s: &ServerAssessment, policy: &serde_json::Value) -> serde_json::
             let tool_anchor = f
                 .tool
                 .as_deref()
-                .and_then(|name| s.tools.iter().position(|t| t.name == name))
+                .and_then(|name| first_index.get(name).copied())
                 .map(anchor);
             json!({
                 "rule": f.rule,
@@ -222,13 +312,14 @@ fn server_view(s: &ServerAssessment, policy: &serde_json::Value) -> serde_json::
         .map(|e| json!({"location": e.location, "tool": e.tool, "message": e.message}))
         .collect();
     let lost: u32 = s.grade_reasons.iter().map(|r| r.points).sum();
-    json!({
+    let view = json!({
         "name": s.name,
         "source": s.source,
         "grade": s.grade.to_string(),
         "score": s.score,
         "points_lost": lost,
         "grade_reasons": s.grade_reasons,
+        "grade_formula": crate::assess::grade::FORMULA,
         "max_severity": s.max_severity(),
         "identity": sanitize::json_text(&s.identity),
         "auth": sanitize::json_text(&s.auth),
@@ -236,7 +327,6 @@ fn server_view(s: &ServerAssessment, policy: &serde_json::Value) -> serde_json::
         "category_counts": category_counts,
         "max_count": max,
         "severity_counts": severity_counts,
-        "tools": tools,
         "findings": findings,
         "errors": errors,
         "offer_count": offer_count(s),
@@ -244,7 +334,19 @@ fn server_view(s: &ServerAssessment, policy: &serde_json::Value) -> serde_json::
         "prompts": s.offers.prompts,
         "resources": s.offers.resources,
         "resource_templates": s.offers.resource_templates,
-    })
+    });
+    let mut pairs: Vec<(String, Value)> = match view {
+        serde_json::Value::Object(m) => m
+            .into_iter()
+            .map(|(k, v)| (k, Value::from(minijinja::value::Serde(&v))))
+            .collect(),
+        _ => Vec::new(),
+    };
+    pairs.push((
+        "tools".into(),
+        Value::from_object(ToolRows(ServerRows::new(s, policy.clone()))),
+    ));
+    Value::from_pairs(pairs)
 }
 
 /// How many things besides tools the server offers (its instructions count as one).
@@ -258,16 +360,17 @@ fn offer_count(s: &ServerAssessment) -> usize {
 /// The values a template sees: `servers` (see `server_view`), `policy` (the recommended
 /// policy as inert JSON text, see [`sanitize::json_text`]) and `version`.
 pub fn context(report: &Report) -> Value {
-    let servers: Vec<_> = report
+    let policy = Arc::new(report.policy.clone());
+    let servers: Vec<Value> = report
         .servers
         .iter()
-        .map(|s| server_view(s, report.policy))
+        .map(|s| server_view(s, &policy))
         .collect();
-    Value::from(minijinja::value::Serde(json!({
-        "servers": servers,
-        "policy": sanitize::json_text(report.policy),
-        "version": env!("CARGO_PKG_VERSION"),
-    })))
+    Value::from_pairs([
+        ("servers", Value::from(servers)),
+        ("policy", Value::from(sanitize::json_text(report.policy))),
+        ("version", Value::from(env!("CARGO_PKG_VERSION"))),
+    ])
 }
 
 /// Renders the named template (`MARKDOWN_NAME` or `HTML_NAME`) into `out`.

@@ -230,17 +230,19 @@ pub fn stdio(words: Vec<String>, name: Option<&str>) -> Target {
 
 /// A name for a server started by a command: the package or program it runs.
 pub fn server_name_from_command(words: &[String]) -> String {
-    // A script inside an installed package is named after the package.
+    // A script inside an installed package is named after the package. A link in
+    // `node_modules/.bin` is not in a package: it is named after its file name (the command
+    // it installs) below, like any other program.
     for w in words {
         if let Some((_, rest)) = w.rsplit_once("node_modules/") {
-            let mut parts = rest.split('/');
+            let mut parts = rest.split('/').filter(|p| !p.is_empty());
             let first = parts.next().unwrap_or("");
             let pkg = if first.starts_with('@') {
                 parts.next().unwrap_or(first)
             } else {
                 first
             };
-            if !pkg.is_empty() {
+            if !pkg.is_empty() && !pkg.starts_with('.') {
                 return pkg.to_string();
             }
         }
@@ -336,6 +338,15 @@ mod tests {
                 "node x/node_modules/@modelcontextprotocol/server-memory/dist/index.js"
             )),
             "server-memory"
+        );
+        // Issue 12, item 17: a link in node_modules/.bin is named after its file name.
+        assert_eq!(
+            server_name_from_command(&w("node_modules/.bin/mcp-server-everything stdio")),
+            "mcp-server-everything"
+        );
+        assert_eq!(
+            server_name_from_command(&w("node /w/node_modules/.bin/mcp-server-git.js")),
+            "mcp-server-git"
         );
     }
 

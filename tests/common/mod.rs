@@ -289,16 +289,28 @@ fn vm_hwm_kib(pid: i32) -> Option<u64> {
 /// fails on the result). `during` is called with the pid once it runs (to signal it, say).
 pub fn run_mcprisk(args: &[String], outer: Duration, during: impl FnOnce(i32)) -> Measured {
     use std::io::Read;
+    use std::os::unix::process::CommandExt;
     use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
     use std::sync::Arc;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_mcprisk"))
-        .args(args)
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_mcprisk"));
+    cmd.args(args)
         .env("NO_COLOR", "1")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+        .stderr(Stdio::piped());
+    // A suite started in the background (`nohup`, `cmd &`) passes SIGHUP and SIGINT on as
+    // ignored, and mcprisk rightly keeps an ignored signal ignored: start it with the default
+    // actions, as from a terminal, so the signal tests test the handler wherever they run.
+    // SAFETY: signal(2) only, between fork and exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+                libc::signal(sig, libc::SIG_DFL);
+            }
+            Ok(())
+        });
+    }
+    let mut child = cmd.spawn().unwrap();
     let pid = child.id() as i32;
     let started = Instant::now();
     let mut out = child.stdout.take().unwrap();

@@ -406,25 +406,7 @@ pub fn looks_secret(key: &str, value: &str) -> bool {
                 .strip_prefix("bearer ")
                 .is_some_and(|r| r.starts_with(p))
     });
-    let k = key.to_ascii_uppercase().replace('-', "_");
-    let secret_key = [
-        "TOKEN",
-        "SECRET",
-        "PASSWORD",
-        "PASSWD",
-        "API_KEY",
-        "APIKEY",
-        "ACCESS_KEY",
-        "PRIVATE_KEY",
-        "CREDENTIAL",
-        "AUTHORIZATION",
-        "COOKIE",
-        "_PAT",
-        "AUTH",
-    ]
-    .iter()
-    .any(|p| k.contains(p))
-        || k == "PAT";
+    let secret_key = super::secret::credential_name(key);
     token_shaped || secret_key
 }
 
@@ -574,5 +556,8 @@ mod tests {
         assert!(!looks_secret("GITHUB_TOKEN", "your_token_here"));
         assert!(looks_secret("X", "ghp_1234567890abcdef"));
         assert!(!looks_secret("LOG_LEVEL", "debugging"));
+        // Issue 12, item 16: a path is not a literal secret, whatever its name spells inside.
+        assert!(!looks_secret("MEMORY_FILE_PATH", "/home/u/memory.jsonl"));
+        assert!(looks_secret("GITHUB_PAT", "abcdefgh12345678"));
     }
 }
