@@ -1,5 +1,7 @@
 //! The data that flows through the pipeline: tools in, assessments out.
 
+pub mod offers;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::fmt;
@@ -152,7 +154,22 @@ pub struct Finding {
     pub severity: Severity,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tool: Option<String>,
+    /// The prompt, resource, template or instructions it is about, when not a tool.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub subject: Option<offers::Subject>,
     pub message: String,
+}
+
+impl Finding {
+    /// What the finding is about, for people: the tool, the offer, or `(server)`. Server
+    /// text: escape it for the output it goes to.
+    pub fn about(&self) -> String {
+        match (&self.tool, &self.subject) {
+            (Some(t), _) => t.clone(),
+            (None, Some(s)) => s.to_string(),
+            (None, None) => "(server)".to_string(),
+        }
+    }
 }
 
 /// What should stand in front of a tool.
@@ -288,6 +305,9 @@ pub struct ServerAssessment {
     pub identity: Value,
     pub auth: Value,
     pub tools: Vec<ToolAssessment>,
+    /// Instructions, prompts, resources and resource templates (four fields in JSON).
+    #[serde(flatten)]
+    pub offers: offers::Offers,
     pub findings: Vec<Finding>,
     pub errors: Vec<InputError>,
 }

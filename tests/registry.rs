@@ -390,6 +390,10 @@ fn an_existing_record_keeps_its_snapshot_overrides_and_aliases() {
             protocol_version: Some("2025-06-18".into()),
             fingerprint: fingerprint(&tools),
             tools,
+            instructions: None,
+            prompts: Vec::new(),
+            resources: Vec::new(),
+            resource_templates: Vec::new(),
         }),
         unscanned: None,
         overrides: vec![Override {

@@ -40,6 +40,7 @@ pub fn documented_rules() -> Vec<Rule> {
         max_points: None,
         check: None,
         when: None,
+        phrases: Vec::new(),
         summary:
             "One Critical tool caps the grade at C; two or more cap it at D, whatever the points."
                 .into(),
@@ -119,7 +120,20 @@ pub fn grade(
     deduct("MR-G001", count(Severity::Critical), "Critical tool(s)");
     deduct("MR-G002", count(Severity::High), "High tool(s)");
     deduct("MR-G003", count(Severity::Medium), "Medium tool(s)");
-    deduct("MR-G006", errors.len(), "unreadable tool(s)");
+    let offers_unread = errors.iter().any(|e| {
+        ["prompts", "resources", "resourceTemplates", "instructions"]
+            .iter()
+            .any(|k| e.location.starts_with(k))
+    });
+    deduct(
+        "MR-G006",
+        errors.len(),
+        if offers_unread {
+            "unreadable tool(s), prompt(s), resource(s), template(s) or instructions"
+        } else {
+            "unreadable tool(s)"
+        },
+    );
     if !findings.is_empty() {
         let max = rules
             .get("MR-G004")

@@ -99,6 +99,7 @@ pub fn failed(engine: &Engine, ctx: Context, error: String) -> ServerAssessment 
             posture.auth
         },
         tools: Vec::new(),
+        offers: Default::default(),
         findings,
         errors: vec![InputError {
             location: "server".into(),
@@ -123,6 +124,9 @@ pub fn assess_in(
         let reviewed = apply_override(&ctx.overrides, &tool.name, &mut verdict);
         all_findings.extend(verdict.findings);
         if let Some(f) = findings::hidden_characters(rules, tool) {
+            all_findings.push(f);
+        }
+        if let Some(f) = findings::deceptive_markup(rules, tool) {
             all_findings.push(f);
         }
         if let Some(f) = findings::annotation_contradiction(rules, tool, verdict.category) {
@@ -173,6 +177,12 @@ pub fn assess_in(
         });
     }
     all_findings.extend(findings::duplicate_names(rules, &list.tools));
+    let failed: Vec<(crate::model::offers::OfferKind, String)> = list
+        .offer_failures
+        .iter()
+        .map(|e| (e.kind, e.message.clone()))
+        .collect();
+    all_findings.extend(engine.offer_checks().check(rules, &list.offers, &failed));
     all_findings.extend(ctx.extra_findings);
     let (identity, auth, posture_reasons) = match ctx.posture {
         Some(p) => {
@@ -209,6 +219,10 @@ pub fn assess_in(
         identity,
         auth,
         tools,
+        offers: crate::model::offers::Offers {
+            unlisted: list.offer_failures.iter().map(|e| e.kind).collect(),
+            ..list.offers.clone()
+        },
         findings: all_findings,
         errors: list.errors.clone(),
     }

@@ -50,7 +50,20 @@ pub fn settings(args: &AssessArgs) -> Result<Settings> {
     })
 }
 
-/// Keys of what a saved run reported: (rule, server, tool, message).
+/// What a finding or change is about, as a baseline key has it: the tool's name, else the
+/// offer as `kind:name` (`prompt:review`), else empty.
+pub fn baseline_target(
+    tool: Option<&str>,
+    subject: Option<&crate::model::offers::Subject>,
+) -> String {
+    match (tool, subject) {
+        (Some(t), _) => t.to_string(),
+        (None, Some(o)) => format!("{}:{}", o.kind, o.name),
+        (None, None) => String::new(),
+    }
+}
+
+/// Keys of what a saved run reported: (rule, server, tool or offer, message).
 pub fn baseline_keys(
     path: &str,
 ) -> Result<std::collections::HashSet<(String, String, String, String)>> {
@@ -64,24 +77,25 @@ pub fn baseline_keys(
         )));
     }
     let s = |v: &serde_json::Value| v.as_str().unwrap_or_default().to_string();
+    // What a finding or change is about: its tool, else its offer (`prompt:NAME`).
+    let about = |v: &serde_json::Value| match (v["tool"].as_str(), v.get("subject")) {
+        (Some(t), _) => t.to_string(),
+        (None, Some(o)) => format!("{}:{}", s(&o["kind"]), s(&o["name"])),
+        (None, None) => String::new(),
+    };
     let mut keys = std::collections::HashSet::new();
     for server in doc["servers"].as_array().into_iter().flatten() {
         for f in server["findings"].as_array().into_iter().flatten() {
             keys.insert((
                 s(&f["rule"]),
                 s(&server["name"]),
-                s(&f["tool"]),
+                about(f),
                 s(&f["message"]),
             ));
         }
     }
     for c in doc["changes"].as_array().into_iter().flatten() {
-        keys.insert((
-            s(&c["rule"]),
-            s(&c["server"]),
-            s(&c["tool"]),
-            s(&c["message"]),
-        ));
+        keys.insert((s(&c["rule"]), s(&c["server"]), about(c), s(&c["message"])));
     }
     Ok(keys)
 }
@@ -187,11 +201,21 @@ pub fn assess_targets(
     if let Some(path) = &fetch.save_tools {
         let f = &fetched[0];
         match (&f.raw_tools, &f.list) {
-            (Some(raw), _) => emit(Some(path), |out| {
-                crate::output::inert::json_pretty(&mut *out, &serde_json::json!({ "tools": raw }))
-                    .map_err(io_err)?;
-                writeln!(out).map_err(io_err)
-            })?,
+            (Some(raw), _) => {
+                // The combined capture: the tools and, beside them, whatever else was offered.
+                let mut capture = serde_json::json!({ "tools": raw });
+                if let (Some(Ok(intro)), serde_json::Value::Object(m)) = (&f.wire, &mut capture) {
+                    if let Ok(serde_json::Value::Object(offers)) =
+                        serde_json::to_value(&intro.offers)
+                    {
+                        m.extend(offers);
+                    }
+                }
+                emit(Some(path), |out| {
+                    crate::output::inert::json_pretty(&mut *out, &capture).map_err(io_err)?;
+                    writeln!(out).map_err(io_err)
+                })?
+            }
             (None, Ok(_)) => {
                 return Err(Error::new(
                     "--save-tools needs a live server (--stdio, --url, --config or --)",
@@ -211,6 +235,22 @@ pub fn assess_targets(
         .collect();
     let mut cross: Vec<Vec<crate::model::Finding>> = vec![Vec::new(); fetched.len()];
     for (i, f) in findings::cross_server(engine.rules(), &lists) {
+        cross[i].push(f);
+    }
+    let with_instructions: Vec<(&str, &[crate::model::Tool], Option<&str>)> = fetched
+        .iter()
+        .zip(&lists)
+        .map(|(f, (name, tools))| {
+            let instructions = f.list.as_ref().ok();
+            (
+                *name,
+                *tools,
+                instructions.and_then(|l| l.offers.instructions.as_deref()),
+            )
+        })
+        .collect();
+    for (i, f) in crate::classify::offers::instructions_mentions(engine.rules(), &with_instructions)
+    {
         cross[i].push(f);
     }
     let mut servers = Vec::new();
@@ -277,7 +317,7 @@ pub fn assess_targets(
                 !known.contains(&(
                     f.rule.clone(),
                     name.clone(),
-                    f.tool.clone().unwrap_or_default(),
+                    baseline_target(f.tool.as_deref(), f.subject.as_ref()),
                     f.message.clone(),
                 ))
             });

@@ -32,6 +32,7 @@ fn finding(rules: &RuleFile, id: &str, tool: Option<&str>, message: String) -> O
         rule: rule.id.clone(),
         severity: rule.severity.unwrap_or(Severity::Medium),
         tool: tool.map(str::to_string),
+        subject: None,
         message,
     })
 }

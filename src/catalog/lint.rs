@@ -2,7 +2,7 @@
 //! record parses (unknown keys rejected with file and line), ids and aliases are unique,
 //! snapshots match their fingerprints, and the facts a record must have are there.
 
-use super::record::{fingerprint, Record};
+use super::record::Record;
 use super::store::{parse_record, record_files};
 use crate::error::Result;
 use std::collections::HashMap;
@@ -106,7 +106,7 @@ pub fn check_record(r: &Record) -> Vec<String> {
         p.push("neither packages nor remotes: say how the server is obtained".into());
     }
     if let Some(s) = &r.snapshot {
-        let fp = fingerprint(&s.tools);
+        let fp = s.expected_fingerprint();
         if fp != s.fingerprint {
             p.push(format!(
                 "snapshot fingerprint {} does not match its tools ({fp})",

@@ -86,12 +86,49 @@ pub struct Snapshot {
     pub server_info: Option<Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub protocol_version: Option<String>,
-    /// `sha256:` of the canonical JSON of `tools` (see [`fingerprint`]).
+    /// `sha256:` of the canonical JSON of `tools` (see [`fingerprint`]), or, when the server
+    /// offers more than tools, of the whole capture (see [`Snapshot::expected_fingerprint`]).
     pub fingerprint: String,
     pub tools: Vec<Value>,
+    /// The `instructions` of the handshake, as sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<Value>,
+    /// The prompts, as sent.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub prompts: Vec<Value>,
+    /// The resources, as sent.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub resources: Vec<Value>,
+    /// The resource templates, as sent.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub resource_templates: Vec<Value>,
 }
 
 impl Snapshot {
+    /// The fingerprint its content should have: of the tools alone when nothing else is
+    /// offered (so records of tool-only servers keep theirs), else of the canonical capture
+    /// `{"instructions":..,"prompts":..,"resourceTemplates":..,"resources":..,"tools":..}`.
+    pub fn expected_fingerprint(&self) -> String {
+        let mut capture = serde_json::Map::new();
+        if let Some(i) = &self.instructions {
+            capture.insert("instructions".into(), i.clone());
+        }
+        for (key, items) in [
+            ("prompts", &self.prompts),
+            ("resources", &self.resources),
+            ("resourceTemplates", &self.resource_templates),
+        ] {
+            if !items.is_empty() {
+                capture.insert(key.into(), Value::Array(items.clone()));
+            }
+        }
+        if capture.is_empty() {
+            return fingerprint(&self.tools);
+        }
+        capture.insert("tools".into(), Value::Array(self.tools.clone()));
+        digest(&Value::Object(capture))
+    }
+
     /// The names of its tools, in order (a tool without a string name is skipped).
     pub fn tool_names(&self) -> impl Iterator<Item = &str> {
         self.tools.iter().filter_map(|t| t.get("name")?.as_str())
@@ -176,10 +213,15 @@ impl Record {
 
 /// `sha256:<hex>` of the canonical JSON of a tool list: objects with sorted keys, no spaces.
 pub fn fingerprint(tools: &[Value]) -> String {
+    digest(&Value::Array(tools.to_vec()))
+}
+
+/// `sha256:<hex>` of the canonical JSON of any value.
+pub fn digest(v: &Value) -> String {
     use sha2::{Digest, Sha256};
     let mut h = Sha256::new();
     let mut buf = Vec::new();
-    canonical(&Value::Array(tools.to_vec()), &mut buf);
+    canonical(v, &mut buf);
     h.update(&buf);
     format!("sha256:{:x}", h.finalize())
 }

@@ -24,6 +24,7 @@ pub fn policy_issues(policy: &read::ReadPolicy, servers: &[ServerAssessment]) ->
         severity,
         server: server.to_string(),
         tool: Some(tool.to_string()),
+        subject: None,
         message,
     };
     for s in servers {
@@ -124,6 +125,7 @@ pub fn policy_issues(policy: &read::ReadPolicy, servers: &[ServerAssessment]) ->
                 severity: Severity::Low,
                 server: String::new(),
                 tool: Some(key.clone()),
+                subject: None,
                 message: "a rule for a tool no scanned server offers".into(),
             });
         }

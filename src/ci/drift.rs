@@ -1,6 +1,8 @@
 //! Drift: what moved between a lock file and a fresh scan, each change with its rule ID.
 
 use crate::ci::lock::{pinned, sorted, Lock, LockedTool};
+use crate::ci::lock::{LockedOffer, LockedServer};
+use crate::model::offers::{OfferKind, Subject};
 use crate::model::{Category, Severity};
 use serde::Serialize;
 use serde_json::Value;
@@ -17,6 +19,9 @@ pub struct Change {
     /// The tool it is about, if one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tool: Option<String>,
+    /// The prompt, resource, template or instructions it is about, if one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub subject: Option<Subject>,
     /// What changed, for people.
     pub message: String,
 }
@@ -41,6 +46,14 @@ pub mod ids {
     pub const SERVER_ADDED: &str = "MR-D008";
     /// A locked server that was not scanned.
     pub const SERVER_REMOVED: &str = "MR-D009";
+    /// Instructions, a prompt, a resource or a template the lock does not have.
+    pub const OFFER_ADDED: &str = "MR-D010";
+    /// Locked instructions, prompt, resource or template the server no longer offers.
+    pub const OFFER_REMOVED: &str = "MR-D011";
+    /// The instructions, or a prompt's, resource's or template's description, changed.
+    pub const OFFER_TEXT_CHANGED: &str = "MR-D012";
+    /// Another part of a prompt, resource or template changed (arguments, name, MIME type).
+    pub const OFFER_CHANGED: &str = "MR-D013";
 }
 
 /// A word diff: `[-removed-]{+added+}` around what changed, at most `max` characters of context.
@@ -101,6 +114,7 @@ pub fn compare(lock: &Lock, now: &[(crate::model::ServerAssessment, Vec<Value>)]
                 severity: Severity::Medium,
                 server: name.clone(),
                 tool: None,
+                subject: None,
                 message: format!("server {name} is locked but was not scanned"),
             });
             continue;
@@ -112,6 +126,7 @@ pub fn compare(lock: &Lock, now: &[(crate::model::ServerAssessment, Vec<Value>)]
                     severity: Severity::Low,
                     server: name.clone(),
                     tool: Some(tool.clone()),
+                    subject: None,
                     message: format!("tool removed (was {} {})", old.category, old.severity),
                 }),
                 Some(new)
@@ -134,16 +149,24 @@ pub fn compare(lock: &Lock, now: &[(crate::model::ServerAssessment, Vec<Value>)]
                     },
                     server: name.clone(),
                     tool: Some(tool.clone()),
+                    subject: None,
                     message: format!("tool added: {} {}", new.category, new.severity),
                 });
             }
         }
+        let unlisted = now
+            .iter()
+            .find(|(s, _)| &s.name == name)
+            .map(|(s, _)| s.offers.unlisted.as_slice())
+            .unwrap_or(&[]);
+        offer_changes(name, locked, cur, unlisted, &mut out);
         if cur.grade > locked.grade {
             out.push(Change {
                 rule: ids::GRADE_LOWERED,
                 severity: Severity::Medium,
                 server: name.clone(),
                 tool: None,
+                subject: None,
                 message: format!("grade lowered from {} to {}", locked.grade, cur.grade),
             });
         }
@@ -155,6 +178,7 @@ pub fn compare(lock: &Lock, now: &[(crate::model::ServerAssessment, Vec<Value>)]
                 severity: Severity::Medium,
                 server: name.clone(),
                 tool: None,
+                subject: None,
                 message: format!("server {name} is not in the lock file"),
             });
         }
@@ -174,6 +198,7 @@ fn tool_changes(
         severity,
         server: server.to_string(),
         tool: Some(tool.to_string()),
+        subject: None,
         message,
     };
     if old.description != new.description {
@@ -228,6 +253,102 @@ fn tool_changes(
         ));
     }
     let _ = pinned;
+}
+
+/// Drift in what a server offers besides tools, kind by kind; a kind whose list failed this
+/// time (`unlisted`, reported as a finding of its own) is not compared.
+fn offer_changes(
+    server: &str,
+    locked: &LockedServer,
+    cur: &LockedServer,
+    unlisted: &[OfferKind],
+    out: &mut Vec<Change>,
+) {
+    for kind in [
+        OfferKind::Instructions,
+        OfferKind::Prompt,
+        OfferKind::Resource,
+        OfferKind::ResourceTemplate,
+    ] {
+        if unlisted.contains(&kind) {
+            continue;
+        }
+        let (old, new) = (locked.offers_of(kind), cur.offers_of(kind));
+        let change = |rule, severity, name: &str, message: String| Change {
+            rule,
+            severity,
+            server: server.to_string(),
+            tool: None,
+            subject: Some(Subject::new(kind, name)),
+            message,
+        };
+        let noun = kind.as_str().replace('_', " ");
+        for (name, o) in &old {
+            match new.get(name) {
+                None => out.push(change(
+                    ids::OFFER_REMOVED,
+                    Severity::Low,
+                    name,
+                    format!("{noun} removed"),
+                )),
+                Some(n) if n.fingerprint != o.fingerprint => {
+                    offer_changed(&noun, name, o, n, &change, out)
+                }
+                Some(_) => {}
+            }
+        }
+        for (name, n) in &new {
+            if !old.contains_key(name) {
+                let severity = if kind == OfferKind::Instructions {
+                    Severity::High
+                } else {
+                    Severity::Medium
+                };
+                out.push(change(
+                    ids::OFFER_ADDED,
+                    severity,
+                    name,
+                    format!("{noun} added: {}", excerpt(&n.text, 200)),
+                ));
+            }
+        }
+    }
+}
+
+fn offer_changed(
+    noun: &str,
+    name: &str,
+    old: &LockedOffer,
+    new: &LockedOffer,
+    change: &dyn Fn(&'static str, Severity, &str, String) -> Change,
+    out: &mut Vec<Change>,
+) {
+    let what = if noun == "instructions" {
+        "instructions changed".to_string()
+    } else {
+        format!("{noun} description changed")
+    };
+    if old.text != new.text {
+        out.push(change(
+            ids::OFFER_TEXT_CHANGED,
+            Severity::High,
+            name,
+            format!("{what}: {}", excerpt(&word_diff(&old.text, &new.text), 400)),
+        ));
+    }
+    if sorted(&old.rest) != sorted(&new.rest) {
+        let a = serde_json::to_string(&sorted(&old.rest)).unwrap_or_default();
+        let b = serde_json::to_string(&sorted(&new.rest)).unwrap_or_default();
+        out.push(change(
+            ids::OFFER_CHANGED,
+            Severity::Medium,
+            name,
+            format!(
+                "{noun} changed: {}",
+                excerpt(&word_diff(&spaced(&a), &spaced(&b)), 400)
+            ),
+        ));
+    }
 }
 
 /// JSON with spaces between tokens, so a word diff shows which keys and values changed.

@@ -1,9 +1,11 @@
 //! `mcprisk.lock`: what every server offered when it was locked, per tool a fingerprint of its
-//! canonical JSON plus the text needed to say what changed, and the verdict at lock time.
+//! canonical JSON plus the text needed to say what changed, and the verdict at lock time; per
+//! instructions, prompt, resource and template the same fingerprint and text.
 //! Pretty-printed JSON with sorted keys: stable and diff-friendly.
 
 use crate::catalog::record::{canonical, fingerprint};
 use crate::error::{Error, Result};
+use crate::model::offers::{OfferKind, Offers};
 use crate::model::ServerAssessment;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -31,6 +33,19 @@ pub struct LockedTool {
     pub annotations: Value,
 }
 
+/// One offer as locked: the instructions, a prompt, a resource or a template.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LockedOffer {
+    /// `sha256:` of the canonical JSON of what the server sent for it.
+    pub fingerprint: String,
+    /// Its description (the instructions' text), to say what changed in it.
+    pub text: String,
+    /// Everything else it was sent with (arguments, name, MIME type...), keys sorted.
+    #[serde(default, skip_serializing_if = "Value::is_null")]
+    pub rest: Value,
+}
+
 /// One server as locked.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -41,6 +56,75 @@ pub struct LockedServer {
     pub grade: char,
     /// Its tools by name.
     pub tools: BTreeMap<String, LockedTool>,
+    /// Its instructions, when it had any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<LockedOffer>,
+    /// Its prompts by name.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub prompts: BTreeMap<String, LockedOffer>,
+    /// Its resources by URI.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub resources: BTreeMap<String, LockedOffer>,
+    /// Its resource templates by URI template.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub resource_templates: BTreeMap<String, LockedOffer>,
+}
+
+impl LockedServer {
+    /// The locked offers of one kind by name (the instructions under the empty name).
+    pub fn offers_of(&self, kind: OfferKind) -> BTreeMap<String, LockedOffer> {
+        match kind {
+            OfferKind::Instructions => self
+                .instructions
+                .iter()
+                .map(|i| (String::new(), i.clone()))
+                .collect(),
+            OfferKind::Prompt => self.prompts.clone(),
+            OfferKind::Resource => self.resources.clone(),
+            OfferKind::ResourceTemplate => self.resource_templates.clone(),
+        }
+    }
+}
+
+/// One offer's lock entry from the raw JSON the server sent; `text_key` holds its text.
+fn locked_offer(raw: &Value, text_key: &str) -> LockedOffer {
+    let mut rest = sorted(raw);
+    let text = match &mut rest {
+        Value::Object(m) => match m.remove(text_key) {
+            Some(Value::String(s)) => s,
+            _ => String::new(),
+        },
+        _ => String::new(),
+    };
+    LockedOffer {
+        fingerprint: fingerprint(std::slice::from_ref(raw)),
+        text,
+        rest,
+    }
+}
+
+/// The lock entries of what a server offers besides tools.
+fn locked_offers(o: &Offers, entry: &mut LockedServer) {
+    entry.instructions = o.instructions.as_ref().map(|i| LockedOffer {
+        fingerprint: fingerprint(&[Value::String(i.clone())]),
+        text: i.clone(),
+        rest: Value::Null,
+    });
+    for p in &o.prompts {
+        entry
+            .prompts
+            .insert(p.name.clone(), locked_offer(&p.raw, "description"));
+    }
+    for r in &o.resources {
+        entry
+            .resources
+            .insert(r.uri.clone(), locked_offer(&r.raw, "description"));
+    }
+    for t in &o.resource_templates {
+        entry
+            .resource_templates
+            .insert(t.uri_template.clone(), locked_offer(&t.raw, "description"));
+    }
 }
 
 /// The whole lock file.
@@ -104,14 +188,17 @@ impl Lock {
                     },
                 );
             }
-            out.insert(
-                s.name.clone(),
-                LockedServer {
-                    source: s.source.clone(),
-                    grade: s.grade,
-                    tools,
-                },
-            );
+            let mut entry = LockedServer {
+                source: s.source.clone(),
+                grade: s.grade,
+                tools,
+                instructions: None,
+                prompts: BTreeMap::new(),
+                resources: BTreeMap::new(),
+                resource_templates: BTreeMap::new(),
+            };
+            locked_offers(&s.offers, &mut entry);
+            out.insert(s.name.clone(), entry);
         }
         Lock {
             version: LOCK_VERSION,
@@ -135,6 +222,37 @@ impl Lock {
                     self.servers.remove(*name);
                     out.push((name.to_string(), false));
                 }
+            }
+        }
+        out
+    }
+
+    /// Puts back `previous`'s entries of the kinds of offers a server did not deliver this
+    /// time (a list that failed says nothing about what it holds). Returns (server, kind) for
+    /// each kind kept.
+    pub fn keep_unlisted(
+        &mut self,
+        previous: Option<&Lock>,
+        servers: &[ServerAssessment],
+    ) -> Vec<(String, OfferKind)> {
+        let mut out = Vec::new();
+        for s in servers {
+            let (Some(entry), Some(old)) = (
+                self.servers.get_mut(&s.name),
+                previous.and_then(|p| p.servers.get(&s.name)),
+            ) else {
+                continue;
+            };
+            for &kind in &s.offers.unlisted {
+                match kind {
+                    OfferKind::Instructions => entry.instructions = old.instructions.clone(),
+                    OfferKind::Prompt => entry.prompts = old.prompts.clone(),
+                    OfferKind::Resource => entry.resources = old.resources.clone(),
+                    OfferKind::ResourceTemplate => {
+                        entry.resource_templates = old.resource_templates.clone()
+                    }
+                }
+                out.push((s.name.clone(), kind));
             }
         }
         out

@@ -47,6 +47,7 @@ pub fn as_findings(
                 rule: c.rule.to_string(),
                 severity: c.severity,
                 tool: c.tool.clone(),
+                subject: c.subject.clone(),
                 message: c.message.clone(),
             })
             .collect();
@@ -74,6 +75,7 @@ pub fn as_findings(
             identity: serde_json::Value::Null,
             auth: serde_json::Value::Null,
             tools: Vec::new(),
+            offers: Default::default(),
             findings: mine,
             errors: base.map(|b| b.errors.clone()).unwrap_or_default(),
             origin,

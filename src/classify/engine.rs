@@ -66,6 +66,8 @@ pub struct Engine {
     secondary_factor: f64,
     /// The learned model, when the engine uses one.
     model: Option<&'static Model>,
+    /// The checks on instructions, prompts, resources and templates.
+    offer_checks: super::offers::OfferChecks,
 }
 
 /// What the rules say about one tool.
@@ -167,6 +169,7 @@ impl Engine {
             filter_verbs: Vec::new(),
             secondary_factor: 0.6,
             model: Some(Model::shipped()),
+            offer_checks: super::offers::OfferChecks::new(&rules),
         };
         let conds: Vec<Option<C>> = rules
             .rules
@@ -208,6 +211,11 @@ impl Engine {
     pub fn with_model(mut self, model: Option<&'static Model>) -> Engine {
         self.model = model;
         self
+    }
+
+    /// The checks on what a server offers besides tools, built from the same rules.
+    pub fn offer_checks(&self) -> &super::offers::OfferChecks {
+        &self.offer_checks
     }
 
     /// The rules this engine runs.
@@ -644,6 +652,7 @@ impl Engine {
                     rule: rule.id.clone(),
                     severity: rule.severity.expect("validated"),
                     tool: Some(tool.name.clone()),
+                    subject: None,
                     message: format!("{}: {}", rule.summary.trim_end_matches('.'), describe(i)),
                 }),
                 _ => {}

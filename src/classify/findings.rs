@@ -14,19 +14,41 @@ pub const CHECK_ANNOTATION_CONTRADICTION: &str = "annotation-contradiction";
 /// Two tools with the same name.
 pub const CHECK_DUPLICATE_NAME: &str = "duplicate-tool-name";
 
+/// Markdown or HTML that shows a reader something else than the model reads.
+pub const CHECK_DECEPTIVE_MARKUP: &str = "deceptive-markup";
+/// A resource or template that exposes sensitive local files.
+pub const CHECK_SENSITIVE_PATH: &str = "sensitive-resource-path";
+/// A template whose variables can name any path or any URL.
+pub const CHECK_OPEN_TEMPLATE: &str = "open-resource-template";
+/// Instructions that steer other servers' tools or hide actions from the user.
+pub const CHECK_INSTRUCTIONS_SHADOWING: &str = "instructions-shadowing";
+/// A list of offers the server announced but did not deliver.
+pub const CHECK_OFFER_LIST_FAILED: &str = "offer-list-failed";
+
 /// Every code check, so tests can prove each has a rule.
-pub const ALL_CHECKS: [&str; 5] = [
+pub const ALL_CHECKS: [&str; 10] = [
     CHECK_HIDDEN_CHARACTERS,
     CHECK_ANNOTATION_CONTRADICTION,
     CHECK_DUPLICATE_NAME,
     CHECK_COLLISION,
     CHECK_SHADOWING,
+    CHECK_DECEPTIVE_MARKUP,
+    CHECK_SENSITIVE_PATH,
+    CHECK_OPEN_TEMPLATE,
+    CHECK_INSTRUCTIONS_SHADOWING,
+    CHECK_OFFER_LIST_FAILED,
 ];
 
 /// Most strings of a tool looked at for hidden characters.
 const MAX_STRINGS: usize = 10_000;
 
-fn finding(rules: &RuleFile, check: &str, tool: Option<&str>, message: String) -> Option<Finding> {
+/// A finding of the rule that documents `check`, if the rules file has one.
+pub fn finding(
+    rules: &RuleFile,
+    check: &str,
+    tool: Option<&str>,
+    message: String,
+) -> Option<Finding> {
     let rule = rules
         .rules
         .iter()
@@ -35,6 +57,7 @@ fn finding(rules: &RuleFile, check: &str, tool: Option<&str>, message: String) -
         rule: rule.id.clone(),
         severity: rule.severity.unwrap_or(Severity::Medium),
         tool: tool.map(str::to_string),
+        subject: None,
         message,
     })
 }
@@ -79,14 +102,21 @@ fn any_hidden(v: &Value, budget: &mut usize) -> bool {
 
 /// Hidden or deceptive characters anywhere in the tool's JSON (names, descriptions, schema).
 pub fn hidden_characters(rules: &RuleFile, tool: &Tool) -> Option<Finding> {
-    if !any_hidden(&tool.raw, &mut { MAX_STRINGS }) {
+    let what = hidden_characters_in(&tool.raw)?;
+    finding(rules, CHECK_HIDDEN_CHARACTERS, Some(&tool.name), what)
+}
+
+/// Where any JSON value (a tool, a prompt, a resource, the instructions) hides characters, in
+/// words: how many, of which kinds, at which keys; `None` when it hides none.
+pub fn hidden_characters_in(raw: &Value) -> Option<String> {
+    if !any_hidden(raw, &mut { MAX_STRINGS }) {
         return None;
     }
     let mut kinds: Vec<&'static str> = Vec::new();
     let mut count = 0usize;
     let mut where_found: Vec<String> = Vec::new();
     let mut seen = 0usize;
-    let mut stack: Vec<(&Value, String)> = vec![(&tool.raw, String::new())];
+    let mut stack: Vec<(&Value, String)> = vec![(raw, String::new())];
     while let Some((v, path)) = stack.pop() {
         seen += 1;
         if seen > MAX_STRINGS {
@@ -121,15 +151,29 @@ pub fn hidden_characters(rules: &RuleFile, tool: &Tool) -> Option<Finding> {
     where_found.sort();
     where_found.dedup();
     where_found.truncate(5);
+    Some(format!(
+        "{count} hidden or deceptive character(s) ({}) in {}",
+        kinds.join(", "),
+        where_found.join(", ")
+    ))
+}
+
+/// Deceptive Markdown or HTML in a tool's title or description.
+pub fn deceptive_markup(rules: &RuleFile, tool: &Tool) -> Option<Finding> {
+    let mut kinds = super::markup::deceptive(&tool.description);
+    if let Some(t) = &tool.title {
+        kinds.extend(super::markup::deceptive(t));
+    }
+    kinds.sort_unstable();
+    kinds.dedup();
+    if kinds.is_empty() {
+        return None;
+    }
     finding(
         rules,
-        CHECK_HIDDEN_CHARACTERS,
+        CHECK_DECEPTIVE_MARKUP,
         Some(&tool.name),
-        format!(
-            "{count} hidden or deceptive character(s) ({}) in {}",
-            kinds.join(", "),
-            where_found.join(", ")
-        ),
+        format!("the description holds {}", kinds.join(", ")),
     )
 }
 

@@ -99,6 +99,10 @@ pub struct Rule {
     /// When the rule matches; absent for code checks.
     #[serde(default)]
     pub when: Option<Cond>,
+    /// For code checks that look for words or paths: what they look for (each check says how
+    /// it compares; kept here so the data lives beside the rule's docs).
+    #[serde(default)]
+    pub phrases: Vec<String>,
     /// What it matches, in a sentence.
     pub summary: String,
     /// Why it matters.
@@ -189,6 +193,15 @@ impl RuleFile {
             let at = format!("{origin}: rule {}", rule.id);
             if !ids.insert(rule.id.to_ascii_uppercase()) {
                 return Err(Error::new(format!("{at}: duplicate rule ID")));
+            }
+            if rule
+                .phrases
+                .iter()
+                .any(|p| p.trim_end_matches('*').is_empty() || p.chars().any(char::is_control))
+            {
+                return Err(Error::new(format!(
+                    "{at}: a `phrases` entry is empty (or only `*`) or has a control character"
+                )));
             }
             if rule.when.as_ref().is_some_and(has_bad_phrase) {
                 return Err(Error::new(format!(

@@ -2,7 +2,7 @@
 
 use crate::catalog::lint::{self, check_record, Lint};
 use crate::catalog::lookup::search;
-use crate::catalog::record::{fingerprint, Record, Snapshot};
+use crate::catalog::record::{Record, Snapshot};
 use crate::catalog::store::{self, file_name_for, parse_record, Catalog, Entry};
 use crate::cli::{AddArgs, CatalogCommand, RulesFormat};
 use crate::error::{Error, Result};
@@ -230,7 +230,12 @@ fn add(args: &AddArgs) -> Result<u8> {
             })
         })
         .ok_or_else(|| Error::new("--source: say what was run (the record has no packages)"))?;
-    let (tools, mut server_info, mut protocol_version) = assessed;
+    let crate::targets::fetch::ForAdd {
+        tools,
+        offers,
+        mut server_info,
+        mut protocol_version,
+    } = assessed;
     if let Some(scan) = &args.from_scan {
         let text = std::fs::read_to_string(scan)
             .map_err(|e| Error::new(format!("{scan}: cannot read: {e}")))?;
@@ -250,14 +255,14 @@ fn add(args: &AddArgs) -> Result<u8> {
                 .map(String::from);
         }
     }
-    record.snapshot = Some(Snapshot {
+    record.snapshot = Some(Snapshot::new(
         source,
-        taken: crate::assess::project::today(),
+        crate::assess::project::today(),
         server_info,
         protocol_version,
-        fingerprint: fingerprint(&tools),
         tools,
-    });
+        offers,
+    ));
     let problems = check_record(&record);
     if !problems.is_empty() {
         return Err(Error::new(format!("{facts}: {}", problems.join("; "))));
@@ -266,7 +271,7 @@ fn add(args: &AddArgs) -> Result<u8> {
         .map_err(|e| Error::new(format!("cannot write the record: {e}")))?;
     let back: Record = serde_saphyr::from_str(&text)
         .map_err(|e| Error::new(format!("the written record does not read back: {e}")))?;
-    if back.snapshot.as_ref().map(|s| fingerprint(&s.tools))
+    if back.snapshot.as_ref().map(Snapshot::expected_fingerprint)
         != back.snapshot.as_ref().map(|s| s.fingerprint.clone())
     {
         return Err(Error::new(
@@ -347,11 +352,7 @@ fn add_package(args: &AddArgs) -> Result<u8> {
         None
     };
 
-    type Scanned = (
-        Vec<serde_json::Value>,
-        Option<serde_json::Value>,
-        Option<String>,
-    );
+    type Scanned = crate::targets::fetch::ForAdd;
     let scanned: std::result::Result<Scanned, String> = match cmd {
         Err(e) => Err(e.to_string()),
         Ok(cmd) => {
@@ -369,11 +370,15 @@ fn add_package(args: &AddArgs) -> Result<u8> {
             opts.request_timeout = opts.request_timeout.min(opts.timeout);
             let fetched = crate::targets::fetch::fetch_all(vec![target], &opts, 1, false).remove(0);
             match (&fetched.list, &fetched.wire) {
-                (Ok(_), Some(Ok(intro))) => Ok((
-                    fetched.raw_tools.clone().unwrap_or_default(),
-                    intro.server_info.clone().filter(|v| !v.is_null()),
-                    intro.protocol_version.clone(),
-                )),
+                (Ok(_), Some(Ok(intro))) => {
+                    crate::targets::fetch::warn_offer_errors(&spec.name, intro, args.quiet);
+                    Ok(crate::targets::fetch::ForAdd {
+                        tools: fetched.raw_tools.clone().unwrap_or_default(),
+                        offers: intro.offers.clone(),
+                        server_info: intro.server_info.clone().filter(|v| !v.is_null()),
+                        protocol_version: intro.protocol_version.clone(),
+                    })
+                }
                 (Err(e), _) => Err(e.clone()),
                 (Ok(_), _) => Err("the server answered without a tool list".into()),
             }
@@ -447,26 +452,35 @@ fn add_package(args: &AddArgs) -> Result<u8> {
         installed.version()
     );
     let (outcome, code) = match scanned {
-        Ok((tools, _, _))
-            if record
-                .snapshot
-                .as_ref()
-                .is_some_and(|s| s.source == source && s.fingerprint == fingerprint(&tools)) =>
+        Ok(got)
+            if record.snapshot.as_ref().is_some_and(|s| {
+                s.source == source
+                    && s.fingerprint
+                        == Snapshot::new(
+                            String::new(),
+                            String::new(),
+                            None,
+                            None,
+                            got.tools.clone(),
+                            got.offers.clone(),
+                        )
+                        .fingerprint
+            }) =>
         {
-            // The same tools from the same package@version: the snapshot stands as taken.
+            // The same tools and offers from the same package@version: the snapshot stands.
             record.unscanned = None;
-            (format!("snapshot, {} tools", tools.len()), 0)
+            (format!("snapshot, {} tools", got.tools.len()), 0)
         }
-        Ok((tools, server_info, protocol_version)) => {
-            let n = tools.len();
-            record.snapshot = Some(Snapshot {
+        Ok(got) => {
+            let n = got.tools.len();
+            record.snapshot = Some(Snapshot::new(
                 source,
-                taken: crate::assess::project::today(),
-                server_info,
-                protocol_version,
-                fingerprint: fingerprint(&tools),
-                tools,
-            });
+                crate::assess::project::today(),
+                got.server_info,
+                got.protocol_version,
+                got.tools,
+                got.offers,
+            ));
             record.unscanned = None;
             (format!("snapshot, {n} tools"), 0)
         }
@@ -491,7 +505,7 @@ fn add_package(args: &AddArgs) -> Result<u8> {
         .map_err(|e| Error::new(format!("cannot write the record: {e}")))?;
     let back: Record = serde_saphyr::from_str(&text)
         .map_err(|e| Error::new(format!("the written record does not read back: {e}")))?;
-    if back.snapshot.as_ref().map(|s| fingerprint(&s.tools))
+    if back.snapshot.as_ref().map(Snapshot::expected_fingerprint)
         != back.snapshot.as_ref().map(|s| s.fingerprint.clone())
     {
         return Err(Error::new(

@@ -73,7 +73,7 @@ pub fn run(args: &CheckArgs) -> Result<u8> {
             !known.contains(&(
                 c.rule.to_string(),
                 c.server.clone(),
-                c.tool.clone().unwrap_or_default(),
+                crate::assess::pipeline::baseline_target(c.tool.as_deref(), c.subject.as_ref()),
                 c.message.clone(),
             ))
         });
@@ -158,10 +158,11 @@ pub fn run(args: &CheckArgs) -> Result<u8> {
                     c.rule,
                     c.severity.as_str(),
                     one_line(&c.server, 60),
-                    c.tool
-                        .as_deref()
-                        .map(|t| format!("/{}", one_line(t, 60)))
-                        .unwrap_or_default(),
+                    match (&c.tool, &c.subject) {
+                        (Some(t), _) => format!("/{}", one_line(t, 60)),
+                        (None, Some(o)) => format!(" {}", one_line(&o.to_string(), 80)),
+                        (None, None) => String::new(),
+                    },
                     one_line(&c.message, 600)
                 )
                 .map_err(io_err)?;

@@ -42,6 +42,21 @@ pub fn run(args: &ScanArgs) -> Result<u8> {
                 }
             }
         }
+        // A list of offers that failed keeps what the lock said of it, as a failed server does.
+        if servers.iter().any(|s| !s.offers.unlisted.is_empty()) {
+            let previous = std::path::Path::new(lock_path)
+                .exists()
+                .then(|| Lock::load(lock_path))
+                .transpose()?;
+            for (name, kind) in lock.keep_unlisted(previous.as_ref(), &servers) {
+                eprintln!(
+                    "mcprisk: {}: {} failed: its {} entries in {lock_path} are kept as they were",
+                    crate::output::sanitize::one_line(&name, 60),
+                    kind.list_method().unwrap_or("listing"),
+                    kind.as_str().replace('_', " ")
+                );
+            }
+        }
         let text = lock.to_text();
         emit(Some(lock_path), |out| {
             out.write_all(text.as_bytes()).map_err(io_err)

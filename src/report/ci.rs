@@ -119,11 +119,15 @@ pub fn tool_message(s: &ServerAssessment, t: &ToolAssessment) -> String {
 pub fn finding_message(s: &ServerAssessment, f: &crate::model::Finding) -> String {
     let server = crate::output::sanitize::one_line(&s.name, 80);
     let text = crate::output::sanitize::one_line(&f.message, 600);
-    match &f.tool {
-        Some(t) => format!(
+    match (&f.tool, &f.subject) {
+        (Some(t), _) => format!(
             "MCP server '{server}', tool '{}': {text}",
             crate::output::sanitize::one_line(t, 120)
         ),
-        None => format!("MCP server '{server}': {text}"),
+        (None, Some(o)) => format!(
+            "MCP server '{server}', {}: {text}",
+            crate::output::sanitize::one_line(&o.to_string(), 160)
+        ),
+        (None, None) => format!("MCP server '{server}': {text}"),
     }
 }

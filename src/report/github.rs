@@ -102,6 +102,11 @@ pub fn write(
             );
             let title = if failed {
                 "mcprisk: server not scanned"
+            } else if ["prompts", "resources", "resourceTemplates", "instructions"]
+                .iter()
+                .any(|k| e.location.starts_with(k))
+            {
+                "mcprisk: prompt, resource or instructions not readable"
             } else {
                 "mcprisk: tool not readable"
             };

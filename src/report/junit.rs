@@ -9,6 +9,7 @@
 use super::ci::{self, CiOptions};
 use super::Report;
 use crate::classify::RuleFile;
+use crate::model::offers::{OfferKind, Subject};
 use crate::model::{Finding, ServerAssessment, ToolAssessment};
 use crate::output::sanitize;
 use std::io::Write;
@@ -147,12 +148,55 @@ fn suite(
         case.push_str("    </testcase>\n");
         cases.push(case);
     }
+    // One testcase per instructions, prompt, resource and template, failed by its findings.
+    // Findings grouped by their offer once, so matching stays linear.
+    let subjects = offer_subjects(s);
+    let mut by_subject: std::collections::HashMap<&Subject, Vec<&Finding>> =
+        std::collections::HashMap::new();
+    for f in &s.findings {
+        if let (None, Some(o)) = (&f.tool, &f.subject) {
+            by_subject.entry(o).or_default().push(f);
+        }
+    }
+    let offered: std::collections::HashSet<&Subject> = subjects.iter().collect();
+    for subject in &subjects {
+        let findings: Vec<&Finding> = by_subject.get(subject).cloned().unwrap_or_default();
+        let mut case = format!(
+            "    <testcase classname=\"{}\" name=\"{}\">\n",
+            escape(&class),
+            attr(&subject.to_string(), 300)
+        );
+        let text: Vec<String> = findings.iter().map(|f| ci::finding_message(s, f)).collect();
+        let failing: Vec<&&Finding> = findings
+            .iter()
+            .filter(|f| f.severity >= threshold)
+            .collect();
+        if let Some(worst) = failing.iter().map(|f| f.severity).max() {
+            failures += 1;
+            let ids: Vec<&str> = failing.iter().map(|f| f.rule.as_str()).collect();
+            case.push_str(&format!(
+                "      <failure type=\"{worst}\" message=\"findings: {}\">{}</failure>\n",
+                escape(&ids.join(", ")),
+                escape(&text.join("\n"))
+            ));
+        } else if !text.is_empty() {
+            case.push_str(&format!(
+                "      <system-out>{}</system-out>\n",
+                escape(&text.join("\n"))
+            ));
+        }
+        case.push_str("    </testcase>\n");
+        cases.push(case);
+    }
     let tool_names: std::collections::HashSet<&str> =
         s.tools.iter().map(|t| t.name.as_str()).collect();
     let server_findings: Vec<&Finding> = s
         .findings
         .iter()
-        .filter(|f| f.tool.as_deref().is_none_or(|n| !tool_names.contains(n)))
+        .filter(|f| {
+            f.tool.as_deref().is_none_or(|n| !tool_names.contains(n))
+                && !(f.tool.is_none() && f.subject.as_ref().is_some_and(|o| offered.contains(o)))
+        })
         .collect();
     let server_errors: Vec<_> = s.errors.iter().collect();
     if !server_findings.is_empty() || !server_errors.is_empty() {
@@ -242,6 +286,31 @@ fn suite(
     }
     writeln!(out, "  </testsuite>")?;
     Ok((cases.len(), failures, errors))
+}
+
+/// Every offer of a server as a finding's subject: its instructions, prompts, resources and
+/// resource templates, in that order.
+fn offer_subjects(s: &ServerAssessment) -> Vec<Subject> {
+    let o = &s.offers;
+    o.instructions
+        .iter()
+        .map(|_| Subject::new(OfferKind::Instructions, ""))
+        .chain(
+            o.prompts
+                .iter()
+                .map(|p| Subject::new(OfferKind::Prompt, &p.name)),
+        )
+        .chain(
+            o.resources
+                .iter()
+                .map(|r| Subject::new(OfferKind::Resource, &r.uri)),
+        )
+        .chain(
+            o.resource_templates
+                .iter()
+                .map(|r| Subject::new(OfferKind::ResourceTemplate, &r.uri_template)),
+        )
+        .collect()
 }
 
 /// Writes the JUnit XML document.

@@ -72,6 +72,22 @@ fn write_identity(w: &mut dyn Write, r: &Record) -> io::Result<()> {
             one_line(&s.taken, 20),
             one_line(&s.fingerprint, 80)
         )?;
+        let mut also = Vec::new();
+        if s.instructions.is_some() {
+            also.push("instructions".to_string());
+        }
+        for (n, what) in [
+            (s.prompts.len(), "prompt(s)"),
+            (s.resources.len(), "resource(s)"),
+            (s.resource_templates.len(), "resource template(s)"),
+        ] {
+            if n > 0 {
+                also.push(format!("{n} {what}"));
+            }
+        }
+        if !also.is_empty() {
+            writeln!(w, "Also offers: {}", also.join(", "))?;
+        }
     }
     if let Some(c) = &r.command {
         writeln!(w, "Start: {}", one_line(c, 200))?;

@@ -120,6 +120,20 @@ fn locations(origin: Option<&Origin>, server: &str, tool: Option<&str>) -> Value
     json!([loc])
 }
 
+/// Where a finding about an offer is: the server's declaration, and the offer (`prompt:NAME`,
+/// `resource:URI`...) as a logical location of kind `resource`.
+fn offer_locations(origin: Option<&Origin>, server: &str, offer: &str) -> Value {
+    let mut locs = locations(origin, server, None);
+    let server_name = sanitize::one_line(server, 200);
+    let name = sanitize::one_line(offer, 200);
+    locs[0]["logicalLocations"] = json!([{
+        "name": name,
+        "fullyQualifiedName": format!("{server_name}/{name}"),
+        "kind": "resource",
+    }]);
+    locs
+}
+
 /// The driver's entry for a rule: its docs from the rules file, or a bare entry for an ID the
 /// rules file does not know.
 fn rule_descriptor(id: &str, rule: Option<&Rule>) -> Value {
@@ -211,10 +225,12 @@ fn server_results(
     let origin = s.origin.as_ref();
     for f in &s.findings {
         let i = table.index_of(&f.rule);
+        // A finding about a prompt, resource or template is located at it, as at a tool.
+        let offer = f.subject.as_ref().map(|o| format!("{}:{}", o.kind, o.name));
         let fp = fingerprint(&[
             &f.rule,
             &s.name,
-            f.tool.as_deref().unwrap_or(""),
+            f.tool.as_deref().or(offer.as_deref()).unwrap_or(""),
             &f.message,
         ]);
         let mut props =
@@ -222,13 +238,24 @@ fn server_results(
         if let Some(t) = &f.tool {
             props["tool"] = json!(sanitize::one_line(t, 200));
         }
+        if let Some(o) = &f.subject {
+            props["subject"] = json!({
+                "kind": o.kind.as_str(),
+                "name": sanitize::one_line(&o.name, 200),
+            });
+        }
+        let located = match (&f.tool, &offer) {
+            (Some(t), _) => locations(origin, &s.name, Some(t)),
+            (None, Some(o)) => offer_locations(origin, &s.name, o),
+            (None, None) => locations(origin, &s.name, None),
+        };
         results.push(json!({
             "ruleId": f.rule,
             "ruleIndex": i,
             "kind": "fail",
             "level": level(f.severity),
             "message": { "text": message_text(&ci::finding_message(s, f)) },
-            "locations": locations(origin, &s.name, f.tool.as_deref()),
+            "locations": located,
             "partialFingerprints": { FINGERPRINT_KEY: fp },
             "properties": props,
         }));

@@ -2,6 +2,7 @@
 //! Tool text is hostile, so every string is made visible and single-line first.
 
 use super::Report;
+use crate::model::offers::Offers;
 use crate::model::{Category, Severity};
 use crate::output::sanitize::one_line;
 use comfy_table::{presets, Cell, Color, ContentArrangement, Table};
@@ -73,6 +74,7 @@ pub fn write(report: &Report, out: &mut dyn Write, color: bool, width: u16) -> s
         if !scan_failed {
             writeln!(out, "{table}")?;
         }
+        write_offers(out, &server.offers)?;
         if !server.findings.is_empty() {
             writeln!(out, "Findings:")?;
             for f in &server.findings {
@@ -81,7 +83,7 @@ pub fn write(report: &Report, out: &mut dyn Write, color: bool, width: u16) -> s
                     "  {} {:<8} {}: {}",
                     f.rule,
                     f.severity.as_str(),
-                    one_line(f.tool.as_deref().unwrap_or("(server)"), 60),
+                    one_line(&f.about(), 60),
                     one_line(&f.message, 160)
                 )?;
             }
@@ -101,6 +103,45 @@ pub fn write(report: &Report, out: &mut dyn Write, color: bool, width: u16) -> s
             "  (100 less the deductions; one Critical tool caps the grade at C, two at D: `mcprisk rules MR-G012`)"
         )?;
         writeln!(out)?;
+    }
+    Ok(())
+}
+
+/// The instructions, prompts, resources and templates, one line each (server text, escaped).
+fn write_offers(out: &mut dyn Write, o: &Offers) -> std::io::Result<()> {
+    if let Some(i) = &o.instructions {
+        writeln!(out, "Instructions: {}", one_line(i, 300))?;
+    }
+    let line = |name: &str, desc: &str| {
+        if desc.is_empty() {
+            one_line(name, 80)
+        } else {
+            format!("{}: {}", one_line(name, 80), one_line(desc, 120))
+        }
+    };
+    if !o.prompts.is_empty() {
+        writeln!(out, "Prompts ({}):", o.prompts.len())?;
+        for p in &o.prompts {
+            let args: Vec<String> = p.arguments.iter().map(|a| one_line(&a.name, 40)).collect();
+            let name = if args.is_empty() {
+                p.name.clone()
+            } else {
+                format!("{}({})", p.name, args.join(", "))
+            };
+            writeln!(out, "  {}", line(&name, &p.description))?;
+        }
+    }
+    if !o.resources.is_empty() {
+        writeln!(out, "Resources ({}):", o.resources.len())?;
+        for r in &o.resources {
+            writeln!(out, "  {}", line(&r.uri, &r.name))?;
+        }
+    }
+    if !o.resource_templates.is_empty() {
+        writeln!(out, "Resource templates ({}):", o.resource_templates.len())?;
+        for r in &o.resource_templates {
+            writeln!(out, "  {}", line(&r.uri_template, &r.name))?;
+        }
     }
     Ok(())
 }

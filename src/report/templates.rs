@@ -1,7 +1,9 @@
 //! Markdown and HTML reports rendered from minijinja templates, embedded at build time and
 //! overridable with `--templates DIR` (files `report.md.j2` and `report.html.j2`).
 //!
-//! Templates see a view model built here (see [`context`]): every key is always present
+//! Templates see a view model built here (see [`context`]): per server its tools, findings
+//! (with `subject`, the prompt, resource, template or instructions a finding is about),
+//! `instructions`, `prompts`, `resources` and `resource_templates`. Every key is always present
 //! (absent values are `none`), so templates render under strict undefined behaviour, and the
 //! order is the review order (most severe tools first). Tool text stays raw in the view model;
 //! templates escape it: `*.html.j2` autoescape HTML (and may use `reveal`, which escapes itself),
@@ -298,6 +300,7 @@ fn server_view(s: &ServerAssessment, policy: &Arc<serde_json::Value>) -> Value {
                 "rule": f.rule,
                 "severity": f.severity,
                 "tool": f.tool,
+                "subject": f.subject.as_ref().map(|x| x.to_string()),
                 "tool_anchor": tool_anchor,
                 "message": f.message,
             })
@@ -326,6 +329,11 @@ fn server_view(s: &ServerAssessment, policy: &Arc<serde_json::Value>) -> Value {
         "severity_counts": severity_counts,
         "findings": findings,
         "errors": errors,
+        "offer_count": offer_count(s),
+        "instructions": s.offers.instructions,
+        "prompts": s.offers.prompts,
+        "resources": s.offers.resources,
+        "resource_templates": s.offers.resource_templates,
     });
     let mut pairs: Vec<(String, Value)> = match view {
         serde_json::Value::Object(m) => m
@@ -339,6 +347,14 @@ fn server_view(s: &ServerAssessment, policy: &Arc<serde_json::Value>) -> Value {
         Value::from_object(ToolRows(ServerRows::new(s, policy.clone()))),
     ));
     Value::from_pairs(pairs)
+}
+
+/// How many things besides tools the server offers (its instructions count as one).
+fn offer_count(s: &ServerAssessment) -> usize {
+    usize::from(s.offers.instructions.is_some())
+        + s.offers.prompts.len()
+        + s.offers.resources.len()
+        + s.offers.resource_templates.len()
 }
 
 /// The values a template sees: `servers` (see `server_view`), `policy` (the recommended

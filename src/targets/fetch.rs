@@ -4,6 +4,7 @@
 use crate::cli::TargetArgs;
 use crate::error::{Error, Result};
 use crate::targets::mcp::{self, Options};
+use crate::targets::offers::RawOffers;
 use crate::targets::toollist::{self, ToolList};
 use crate::targets::{Source, Target};
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
@@ -164,16 +165,22 @@ pub fn fetch_all(
         .collect()
 }
 
-/// The tool list exactly as one server sent it, with its serverInfo and protocol version, for
-/// `catalog add`.
-pub fn fetch_for_add(
-    t: &TargetArgs,
-    quiet: bool,
-) -> Result<(
-    Vec<serde_json::Value>,
-    Option<serde_json::Value>,
-    Option<String>,
-)> {
+/// What one server sent for `catalog add`: its tools and offers exactly as sent, its
+/// serverInfo and protocol version.
+pub struct ForAdd {
+    /// The tools as sent.
+    pub tools: Vec<Value>,
+    /// Instructions, prompts, resources and templates as sent.
+    pub offers: RawOffers,
+    /// The `serverInfo` of the handshake.
+    pub server_info: Option<Value>,
+    /// The protocol version spoken.
+    pub protocol_version: Option<String>,
+}
+
+/// The tool list exactly as one server sent it, with its offers, serverInfo and protocol
+/// version, for `catalog add`.
+pub fn fetch_for_add(t: &TargetArgs, quiet: bool) -> Result<ForAdd> {
     let targets = super::resolve::from_args(t, quiet)?;
     if targets.len() != 1 {
         return Err(Error::new(format!(
@@ -182,7 +189,13 @@ pub fn fetch_for_add(
         )));
     }
     if let Source::ToolsFile(path) = &targets[0].source {
-        return Ok((toollist::load_raw(path)?, None, None));
+        let (tools, offers) = toollist::load_raw(path)?;
+        return Ok(ForAdd {
+            tools,
+            offers,
+            server_info: None,
+            protocol_version: None,
+        });
     }
     consent(&targets, t.yes)?;
     let mut opts = Options {
@@ -202,14 +215,40 @@ pub fn fetch_for_add(
             f.target.name
         )));
     }
-    let (info, proto) = match &f.wire {
-        Some(Ok(intro)) => (
-            intro.server_info.clone().filter(|v| !v.is_null()),
-            intro.protocol_version.clone(),
-        ),
-        _ => (None, None),
+    let (server_info, protocol_version, offers) = match f.wire {
+        Some(Ok(intro)) => {
+            warn_offer_errors(&f.target.name, &intro, quiet);
+            (
+                intro.server_info.filter(|v| !v.is_null()),
+                intro.protocol_version,
+                intro.offers,
+            )
+        }
+        _ => (None, None, RawOffers::default()),
     };
-    Ok((f.raw_tools.unwrap_or_default(), info, proto))
+    Ok(ForAdd {
+        tools: f.raw_tools.unwrap_or_default(),
+        offers,
+        server_info,
+        protocol_version,
+    })
+}
+
+/// Says on standard error which lists of offers a server did not deliver (a snapshot then
+/// holds the lists that it did).
+pub fn warn_offer_errors(name: &str, intro: &mcp::Introspection, quiet: bool) {
+    if quiet {
+        return;
+    }
+    for e in &intro.offer_errors {
+        eprintln!(
+            "mcprisk: {}: {} failed, so the snapshot has no {}s: {}",
+            crate::output::sanitize::one_line(name, 60),
+            e.kind.list_method().unwrap_or("listing"),
+            e.kind.as_str().replace('_', " "),
+            crate::output::sanitize::one_line(&e.message, 300)
+        );
+    }
 }
 
 fn fetch_one(target: Target, opts: &Options) -> Fetched {
@@ -227,7 +266,10 @@ fn fetch_one(target: Target, opts: &Options) -> Fetched {
         }
         Source::Catalog(record) => {
             let (list, raw) = match &record.snapshot {
-                Some(s) => (Ok(toollist::from_tools(s.tools.clone())), Some(s.tools.clone())),
+                Some(s) => (
+                    Ok(toollist::from_tools(s.tools.clone()).with_offers(&s.raw_offers())),
+                    Some(s.tools.clone()),
+                ),
                 None => (
                     Err(match &record.unscanned {
                         Some(u) => format!(
@@ -275,7 +317,8 @@ fn finish(
             let tools = std::mem::take(&mut intro.tools);
             let raw = tools.clone();
             let warnings = intro.warnings.clone();
-            let mut list = toollist::from_tools(tools);
+            let mut list = toollist::from_tools(tools).with_offers(&intro.offers);
+            list.offer_failures = intro.offer_errors.clone();
             let incomplete = intro.incomplete.clone();
             if let Some(why) = &incomplete {
                 list.errors.insert(

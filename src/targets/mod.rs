@@ -9,6 +9,7 @@
 pub mod clients;
 pub mod fetch;
 pub mod mcp;
+pub mod offers;
 pub mod package;
 pub mod redact;
 pub mod resolve;

@@ -1,9 +1,15 @@
-//! Reads a saved tool list: `{"tools":[...]}`, a bare array, or a JSON-RPC response wrapping one.
+//! Reads a saved tool list: `{"tools":[...]}`, a bare array, or a JSON-RPC response wrapping one;
+//! or a combined capture of everything a server offers, `{"tools":[...],"prompts":[...],
+//! "resources":[...],"resourceTemplates":[...],"instructions":"..."}` (what `--save-tools` writes).
 //!
-//! Every tool is checked on its own: a malformed one is reported in `errors` and the rest are kept.
+//! Every tool and offer is checked on its own: a malformed one is reported in `errors` and the
+//! rest are kept.
 
 use crate::error::{Error, Result};
+use crate::model::offers::Offers;
 use crate::model::{InputError, Tool};
+use crate::targets::mcp::OfferError;
+use crate::targets::offers::{self, RawOffers};
 use serde_json::Value;
 use std::io::Read;
 
@@ -15,8 +21,22 @@ pub const MAX_INPUT_BYTES: u64 = 64 * 1024 * 1024;
 pub struct ToolList {
     /// The tools that could be read, in order.
     pub tools: Vec<Tool>,
-    /// One error per tool that could not be read, and where it is.
+    /// One error per tool (or offer) that could not be read, and where it is.
     pub errors: Vec<InputError>,
+    /// Instructions, prompts, resources and templates that could be read.
+    pub offers: Offers,
+    /// Lists of offers a live server announced but did not deliver.
+    pub offer_failures: Vec<OfferError>,
+}
+
+impl ToolList {
+    /// Adds the offers read from `raw`; unreadable ones join `errors`.
+    pub fn with_offers(mut self, raw: &RawOffers) -> ToolList {
+        let (read, errors) = offers::read(raw);
+        self.offers = read;
+        self.errors.extend(errors);
+        self
+    }
 }
 
 /// Reads at most [`MAX_INPUT_BYTES`] from `reader`; `origin` names the input in messages.
@@ -108,8 +128,9 @@ pub fn parse(bytes: &[u8], origin: &str) -> Result<ToolList> {
     from_value(value, origin)
 }
 
-/// The tool array of a saved list exactly as written (no tool is checked or dropped).
-pub fn load_raw(path: &str) -> Result<Vec<Value>> {
+/// The tool array of a saved list and the offers beside it, exactly as written (no tool or
+/// offer is checked or dropped).
+pub fn load_raw(path: &str) -> Result<(Vec<Value>, RawOffers)> {
     let file =
         std::fs::File::open(path).map_err(|e| Error::new(format!("{path}: cannot open: {e}")))?;
     let bytes = read_limited(file, path)?;
@@ -120,7 +141,8 @@ pub fn load_raw(path: &str) -> Result<Vec<Value>> {
             e.column()
         ))
     })?;
-    Ok(locate_tools(value, path)?.0)
+    let (tools, _, offers) = locate_tools(value, path)?;
+    Ok((tools, offers))
 }
 
 /// Reads each tool of a list a live server sent (`tools[i]` in messages).
@@ -137,7 +159,7 @@ pub fn from_tools(tools: Vec<Value>) -> ToolList {
 
 /// Finds the tool array in a parsed document and reads each tool.
 pub fn from_value(value: Value, origin: &str) -> Result<ToolList> {
-    let (tools, base) = locate_tools(value, origin)?;
+    let (tools, base, raw_offers) = locate_tools(value, origin)?;
     let mut list = ToolList::default();
     for (i, raw) in tools.into_iter().enumerate() {
         let location = format!("{base}[{i}]");
@@ -146,16 +168,17 @@ pub fn from_value(value: Value, origin: &str) -> Result<ToolList> {
             Err(err) => list.errors.push(err),
         }
     }
-    Ok(list)
+    Ok(list.with_offers(&raw_offers))
 }
 
-fn locate_tools(value: Value, origin: &str) -> Result<(Vec<Value>, &'static str)> {
+fn locate_tools(value: Value, origin: &str) -> Result<(Vec<Value>, &'static str, RawOffers)> {
     match value {
-        Value::Array(items) => Ok((items, "")),
+        Value::Array(items) => Ok((items, "", RawOffers::default())),
         Value::Object(mut map) => {
+            let raw_offers = RawOffers::take_from(&mut map, origin).map_err(Error::new)?;
             if let Some(tools) = map.remove("tools") {
                 return match tools {
-                    Value::Array(items) => Ok((items, "tools")),
+                    Value::Array(items) => Ok((items, "tools", raw_offers)),
                     other => Err(Error::new(format!(
                         "{origin}: \"tools\" must be an array, found {}",
                         kind(&other)
@@ -176,7 +199,9 @@ fn locate_tools(value: Value, origin: &str) -> Result<(Vec<Value>, &'static str)
                 if let Value::Object(mut result) = result {
                     if let Some(tools) = result.remove("tools") {
                         return match tools {
-                            Value::Array(items) => Ok((items, "result.tools")),
+                            Value::Array(items) => {
+                                Ok((items, "result.tools", RawOffers::default()))
+                            }
                             other => Err(Error::new(format!(
                                 "{origin}: \"result.tools\" must be an array, found {}",
                                 kind(&other)
@@ -187,6 +212,10 @@ fn locate_tools(value: Value, origin: &str) -> Result<(Vec<Value>, &'static str)
                 return Err(Error::new(format!(
                     "{origin}: the JSON-RPC response has no \"result.tools\" array"
                 )));
+            }
+            // A capture of a server that offers no tools, only prompts or resources.
+            if !raw_offers.is_empty() && !map.contains_key("result") {
+                return Ok((Vec::new(), "tools", raw_offers));
             }
             Err(Error::new(format!(
                 "{origin}: expected a tools/list result ({{\"tools\": [...]}}), a JSON array of tools, \
@@ -322,6 +351,27 @@ mod tests {
         assert_eq!(list.errors.len(), 2);
         assert_eq!(list.errors[0].location, "tools[1]");
         assert!(list.errors[1].message.contains("description"));
+    }
+
+    #[test]
+    fn a_combined_capture_keeps_its_offers() {
+        let doc = r#"{"tools":[{"name":"a","inputSchema":{}}],"instructions":"Be kind.",
+            "prompts":[{"name":"p"},{"name":1}],"resources":[{"uri":"mem://x","name":"x"}],
+            "resourceTemplates":[{"uriTemplate":"file:///{path}","name":"f"}]}"#;
+        let list = parse(doc.as_bytes(), "t").unwrap();
+        assert_eq!(list.tools.len(), 1);
+        assert_eq!(list.offers.instructions.as_deref(), Some("Be kind."));
+        assert_eq!(list.offers.prompts.len(), 1);
+        assert_eq!(list.offers.resources.len(), 1);
+        assert_eq!(list.offers.resource_templates.len(), 1);
+        assert_eq!(list.errors[0].location, "prompts[1]");
+        let only = parse(br#"{"prompts":[{"name":"p"}]}"#, "t").unwrap();
+        assert!(only.tools.is_empty() && only.offers.prompts.len() == 1);
+        let bad = parse(br#"{"tools":[],"prompts":{}}"#, "t").unwrap_err();
+        assert!(
+            bad.to_string().contains("\"prompts\" must be an array"),
+            "{bad}"
+        );
     }
 
     #[test]

@@ -110,6 +110,8 @@ pub fn introspect_http(
                 auth,
                 warnings,
                 incomplete: out.incomplete,
+                offers: out.offers,
+                offer_errors: out.offer_errors,
             });
         }
         Err(e) if streamable.try_sse => e,
@@ -135,6 +137,8 @@ pub fn introspect_http(
                 auth,
                 warnings,
                 incomplete: out.incomplete,
+                offers: out.offers,
+                offer_errors: out.offer_errors,
             })
         }
         Err(e @ WireError::AuthRequired { .. }) => Err(e),

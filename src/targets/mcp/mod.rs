@@ -10,7 +10,9 @@
 //!
 //! Handshake: `initialize` offering [`LATEST_PROTOCOL_VERSION`] and accepting whatever version the
 //! server answers, then `notifications/initialized`, then `tools/list` pages following
-//! `nextCursor`. When `initialize` is answered with "method not found" (-32601) the server is taken
+//! `nextCursor`, then `prompts/list`, `resources/list` and `resources/templates/list` (paged the
+//! same way) where the server's capabilities announce them; a failure on those is kept as an
+//! [`OfferError`], not the end of the introspection. When `initialize` is answered with "method not found" (-32601) the server is taken
 //! to speak the stateless 2026-07-28 protocol: `server/discover`, then `tools/list` with the
 //! protocol version and client capabilities in `params._meta`.
 //!
@@ -72,6 +74,21 @@ pub struct Introspection {
     /// Set when the tool list is incomplete because it passed [`Options::max_list_bytes`]: an
     /// error to report, with the tools read before it kept in `tools`.
     pub incomplete: Option<String>,
+    /// The `instructions` of the handshake and every prompt, resource and resource template,
+    /// as sent, for the lists the server's capabilities announce.
+    pub offers: crate::targets::offers::RawOffers,
+    /// Lists of offers that failed (an error, a timeout, a malformed answer); the tools and the
+    /// other lists are still assessed, and each failure is reported as a finding.
+    pub offer_errors: Vec<OfferError>,
+}
+
+/// A list of offers the server announced but did not deliver.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OfferError {
+    /// Which list.
+    pub kind: crate::model::offers::OfferKind,
+    /// What went wrong (server text escaped when shown).
+    pub message: String,
 }
 
 /// How a server was reached.
@@ -208,6 +225,11 @@ pub enum Step {
     ToolsList {
         page: usize,
     },
+    /// `prompts/list`, `resources/list` or `resources/templates/list`.
+    OfferList {
+        method: &'static str,
+        page: usize,
+    },
     /// Old HTTP+SSE: opening the GET stream and waiting for its `endpoint` event.
     SseEndpoint,
 }
@@ -220,6 +242,7 @@ impl fmt::Display for Step {
             Step::Discover => f.write_str("server/discover"),
             Step::Initialized => f.write_str("notifications/initialized"),
             Step::ToolsList { page } => write!(f, "tools/list page {page}"),
+            Step::OfferList { method, page } => write!(f, "{method} page {page}"),
             Step::SseEndpoint => f.write_str("opening the SSE stream (endpoint event)"),
         }
     }

@@ -1,12 +1,19 @@
-//! The transport-independent part: handshake (initialize or server/discover) and `tools/list`
-//! pagination, over any [`Channel`].
+//! The transport-independent part: handshake (initialize or server/discover), `tools/list`
+//! pagination, then `prompts/list`, `resources/list` and `resources/templates/list` where the
+//! capabilities announce them (a failure there is an offer error, not the end), over any
+//! [`Channel`].
 
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Map, Value};
 
-use super::{Limit, Options, Step, WireError, LATEST_PROTOCOL_VERSION, STATELESS_PROTOCOL_VERSION};
+use super::{
+    Limit, OfferError, Options, Step, WireError, LATEST_PROTOCOL_VERSION,
+    STATELESS_PROTOCOL_VERSION,
+};
+use crate::model::offers::OfferKind;
+use crate::targets::offers::RawOffers;
 
 /// When a wait must end, and which limit that is (for the error message).
 #[derive(Debug, Clone, Copy)]
@@ -60,6 +67,8 @@ pub(crate) struct Outcome {
     pub tools: Vec<Value>,
     pub server_info: Option<Value>,
     pub protocol_version: Option<String>,
+    pub offers: RawOffers,
+    pub offer_errors: Vec<OfferError>,
     pub warnings: Vec<String>,
     /// Why the tool list is incomplete, when a limit that makes it an error stopped it.
     pub incomplete: Option<String>,
@@ -190,7 +199,7 @@ pub(crate) fn run<C: Channel>(
     let resp = ch.request(next_id, &init, &Step::Initialize, startup)?;
     next_id += 1;
     let mut stateless = false;
-    let (server_info, protocol_version, capabilities) = match result_of(
+    let (server_info, protocol_version, capabilities, instructions) = match result_of(
         &server,
         &Step::Initialize,
         resp,
@@ -210,6 +219,7 @@ pub(crate) fn run<C: Channel>(
                 result.get("serverInfo").cloned(),
                 pv,
                 result.get("capabilities").cloned(),
+                result.get("instructions").cloned(),
             )
         }
         Err(WireError::Rpc { code: -32601, .. }) => {
@@ -249,6 +259,7 @@ pub(crate) fn run<C: Channel>(
                 result.get("serverInfo").cloned(),
                 Some(chosen),
                 result.get("capabilities").cloned(),
+                result.get("instructions").cloned(),
             )
         }
         Err(e) => return Err(e),
@@ -270,119 +281,246 @@ pub(crate) fn run<C: Channel>(
         ch.notify(&note, &Step::Initialized, wait)?;
     }
     let declares_tools = capabilities.as_ref().and_then(|c| c.get("tools")).is_some();
+    let mut pager = Pager {
+        server: &server,
+        opts,
+        overall,
+        stateless,
+        meta_version: &version_for_meta,
+        next_id,
+    };
 
     // tools/list, page by page
     let mut tools = Vec::new();
-    let mut incomplete = None;
-    let mut list_bytes = 0usize;
-    let mut seen = HashSet::new();
-    let mut cursor: Option<String> = None;
-    let mut page = 1usize;
-    loop {
-        let step = Step::ToolsList { page };
-        let mut params = Map::new();
-        if let Some(c) = &cursor {
-            params.insert("cursor".into(), Value::String(c.clone()));
+    let incomplete = match pager.list(ch, ListKind::Tools, &mut tools) {
+        Ok(Ended::Done) => None,
+        Ok(Ended::Stopped(why)) => {
+            warnings.push(why);
+            None
         }
-        if stateless {
-            params.insert("_meta".into(), stateless_meta(opts, &version_for_meta));
+        Ok(Ended::TooLarge(why)) => Some(why),
+        Err(WireError::Rpc {
+            code: -32601, step, ..
+        }) if !declares_tools && step == (Step::ToolsList { page: 1 }) => {
+            warnings.push(
+                "server declares no tools capability and does not implement tools/list".to_string(),
+            );
+            None
         }
-        let msg = rpc(next_id, "tools/list", Value::Object(params));
-        let wait = Wait::new(
-            overall,
-            opts.timeout,
-            Instant::now() + opts.request_timeout,
-            Limit::Request(opts.request_timeout),
-        );
-        let resp = ch.request(next_id, &msg, &step, wait)?;
-        next_id += 1;
-        list_bytes = list_bytes.saturating_add(ch.response_bytes());
-        if list_bytes > opts.max_list_bytes {
-            incomplete = Some(format!(
-                "tool list incomplete: page {page} would take the whole list past the {} MiB limit on a tool list, so listing stopped with the {} tools of the first {} page(s)",
-                opts.max_list_bytes >> 20,
-                tools.len(),
-                page - 1
-            ));
-            break;
-        }
-        let result = match result_of(&server, &step, resp) {
-            Ok(r) => r,
-            Err(WireError::Rpc { code: -32601, .. }) if page == 1 && !declares_tools => {
-                warnings.push(
-                    "server declares no tools capability and does not implement tools/list"
-                        .to_string(),
-                );
-                break;
-            }
-            Err(e) => return Err(e),
-        };
-        let mut result = match result {
-            Value::Object(o) => o,
-            other => {
-                return Err(protocol_err(
-                    &server,
-                    &step,
-                    format!("result is {}, not an object", kind(&other)),
-                ))
-            }
-        };
-        match result.remove("tools") {
-            Some(Value::Array(page_tools)) => tools.extend(page_tools),
-            Some(other) => {
-                return Err(protocol_err(
-                    &server,
-                    &step,
-                    format!("`tools` is {}, not an array", kind(&other)),
-                ))
-            }
-            None => {
-                return Err(protocol_err(
-                    &server,
-                    &step,
-                    "result has no `tools` array".to_string(),
-                ))
-            }
-        }
-        match result.remove("nextCursor") {
-            None | Some(Value::Null) => break,
-            Some(Value::String(c)) => {
-                if !seen.insert(c.clone()) {
-                    warnings.push(format!(
-                        "tool list incomplete: page {page} repeated an earlier nextCursor, so listing stopped with the {} tools gathered so far",
-                        tools.len()
-                    ));
-                    break;
-                }
-                if page >= opts.max_pages {
-                    warnings.push(format!(
-                        "tool list incomplete: stopped after {page} pages ({} tools) although the server offered more",
-                        tools.len()
-                    ));
-                    break;
-                }
-                cursor = Some(c);
-                page += 1;
-            }
-            Some(other) => {
-                warnings.push(format!(
-                    "page {page} has a nextCursor that is {}, not a string; took it as the last page",
-                    kind(&other)
-                ));
-                break;
-            }
-        }
-    }
+        Err(e) => return Err(e),
+    };
     if !declares_tools && !tools.is_empty() {
         warnings.push("server lists tools without declaring the tools capability".to_string());
+    }
+
+    // What else it offers, where its capabilities say so. A failure here is reported with the
+    // list it stopped, never the end of the scan: the tools are already in hand.
+    let mut offers = RawOffers {
+        instructions: instructions.filter(|v| !v.is_null()),
+        ..RawOffers::default()
+    };
+    let mut offer_errors = Vec::new();
+    let declares = |key: &str| capabilities.as_ref().and_then(|c| c.get(key)).is_some();
+    for (kind, announced) in [
+        (OfferKind::Prompt, declares("prompts")),
+        (OfferKind::Resource, declares("resources")),
+        (OfferKind::ResourceTemplate, declares("resources")),
+    ] {
+        if !announced {
+            continue;
+        }
+        let into = match kind {
+            OfferKind::Prompt => &mut offers.prompts,
+            OfferKind::Resource => &mut offers.resources,
+            _ => &mut offers.resource_templates,
+        };
+        match pager.list(ch, ListKind::Offer(kind), into) {
+            Ok(Ended::Done) => {}
+            Ok(Ended::Stopped(why)) => warnings.push(why),
+            Ok(Ended::TooLarge(why)) => offer_errors.push(OfferError { kind, message: why }),
+            // A server that announces resources but has no templates may not know the method.
+            Err(WireError::Rpc { code: -32601, .. })
+                if kind == OfferKind::ResourceTemplate && into.is_empty() => {}
+            Err(e) => offer_errors.push(OfferError {
+                kind,
+                message: e.to_string(),
+            }),
+        }
     }
     Ok(Outcome {
         tools,
         server_info,
         protocol_version,
+        offers,
+        offer_errors,
         warnings,
         incomplete,
     })
+}
+
+/// Which list a [`Pager`] walks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ListKind {
+    Tools,
+    Offer(OfferKind),
+}
+
+impl ListKind {
+    fn method(self) -> &'static str {
+        match self {
+            ListKind::Tools => "tools/list",
+            ListKind::Offer(k) => k.list_method().unwrap_or("tools/list"),
+        }
+    }
+
+    /// The key of the result that holds the page's items.
+    fn key(self) -> &'static str {
+        match self {
+            ListKind::Tools => "tools",
+            ListKind::Offer(OfferKind::Prompt) => "prompts",
+            ListKind::Offer(OfferKind::ResourceTemplate) => "resourceTemplates",
+            ListKind::Offer(_) => "resources",
+        }
+    }
+
+    /// The items' name in messages ("tool", "prompt", ...).
+    fn noun(self) -> &'static str {
+        match self {
+            ListKind::Tools => "tool",
+            ListKind::Offer(OfferKind::Prompt) => "prompt",
+            ListKind::Offer(OfferKind::ResourceTemplate) => "resource template",
+            ListKind::Offer(_) => "resource",
+        }
+    }
+
+    fn step(self, page: usize) -> Step {
+        match self {
+            ListKind::Tools => Step::ToolsList { page },
+            ListKind::Offer(_) => Step::OfferList {
+                method: self.method(),
+                page,
+            },
+        }
+    }
+}
+
+/// How a list ended when it did not fail.
+enum Ended {
+    /// The last page said so.
+    Done,
+    /// A pagination guard stopped it: the items so far are kept, with this warning.
+    Stopped(String),
+    /// The pages passed [`Options::max_list_bytes`]: an error to report, items so far kept.
+    TooLarge(String),
+}
+
+/// Walks paginated `*/list` methods, every request bounded by the per-request limit and the
+/// overall deadline.
+struct Pager<'a> {
+    server: &'a str,
+    opts: &'a Options,
+    overall: Instant,
+    stateless: bool,
+    meta_version: &'a str,
+    next_id: u64,
+}
+
+impl Pager<'_> {
+    /// Appends every item of every page of `what` to `items`.
+    fn list<C: Channel>(
+        &mut self,
+        ch: &mut C,
+        what: ListKind,
+        items: &mut Vec<Value>,
+    ) -> Result<Ended, WireError> {
+        let (server, opts) = (self.server, self.opts);
+        let (method, key, noun) = (what.method(), what.key(), what.noun());
+        let mut list_bytes = 0usize;
+        let mut seen = HashSet::new();
+        let mut cursor: Option<String> = None;
+        let mut page = 1usize;
+        loop {
+            let step = what.step(page);
+            let mut params = Map::new();
+            if let Some(c) = &cursor {
+                params.insert("cursor".into(), Value::String(c.clone()));
+            }
+            if self.stateless {
+                params.insert("_meta".into(), stateless_meta(opts, self.meta_version));
+            }
+            let id = self.next_id;
+            self.next_id += 1;
+            let msg = rpc(id, method, Value::Object(params));
+            let wait = Wait::new(
+                self.overall,
+                opts.timeout,
+                Instant::now() + opts.request_timeout,
+                Limit::Request(opts.request_timeout),
+            );
+            let resp = ch.request(id, &msg, &step, wait)?;
+            list_bytes = list_bytes.saturating_add(ch.response_bytes());
+            if list_bytes > opts.max_list_bytes {
+                return Ok(Ended::TooLarge(format!(
+                    "{noun} list incomplete: page {page} would take the whole list past the {} MiB limit on a {noun} list, so listing stopped with the {} {noun}s of the first {} page(s)",
+                    opts.max_list_bytes >> 20,
+                    items.len(),
+                    page - 1
+                )));
+            }
+            let mut result = match result_of(server, &step, resp)? {
+                Value::Object(o) => o,
+                other => {
+                    return Err(protocol_err(
+                        server,
+                        &step,
+                        format!("result is {}, not an object", kind(&other)),
+                    ))
+                }
+            };
+            match result.remove(key) {
+                Some(Value::Array(page_items)) => items.extend(page_items),
+                Some(other) => {
+                    return Err(protocol_err(
+                        server,
+                        &step,
+                        format!("`{key}` is {}, not an array", kind(&other)),
+                    ))
+                }
+                None => {
+                    return Err(protocol_err(
+                        server,
+                        &step,
+                        format!("result has no `{key}` array"),
+                    ))
+                }
+            }
+            match result.remove("nextCursor") {
+                None | Some(Value::Null) => return Ok(Ended::Done),
+                Some(Value::String(c)) => {
+                    if !seen.insert(c.clone()) {
+                        return Ok(Ended::Stopped(format!(
+                            "{noun} list incomplete: page {page} repeated an earlier nextCursor, so listing stopped with the {} {noun}s gathered so far",
+                            items.len()
+                        )));
+                    }
+                    if page >= opts.max_pages {
+                        return Ok(Ended::Stopped(format!(
+                            "{noun} list incomplete: stopped after {page} pages ({} {noun}s) although the server offered more",
+                            items.len()
+                        )));
+                    }
+                    cursor = Some(c);
+                    page += 1;
+                }
+                Some(other) => {
+                    return Ok(Ended::Stopped(format!(
+                        "{method} page {page} has a nextCursor that is {}, not a string; took it as the last page",
+                        kind(&other)
+                    )))
+                }
+            }
+        }
+    }
 }
 
 pub(crate) fn kind(v: &Value) -> &'static str {

@@ -116,6 +116,8 @@ pub fn introspect_stdio(cmd: &StdioCommand, opts: &Options) -> Result<Introspect
         },
         warnings: outcome.warnings,
         incomplete: outcome.incomplete,
+        offers: outcome.offers,
+        offer_errors: outcome.offer_errors,
     })
 }
 
