@@ -3,8 +3,8 @@
 //! the frozen test split (servers never looked at while rules changed or the model trained) stay
 //! at or above the figures reported when they were first measured.
 
-use mcprisk::classify::model::weights::ModelText;
-use mcprisk::classify::model::SHIPPED;
+use mcprisk::classify::model::weights::{ModelText, Table};
+use mcprisk::classify::model::{PACKED, SHIPPED};
 use mcprisk::classify::{Engine, RuleFile};
 use mcprisk::corpus::evaluate::{self, Figures};
 use mcprisk::corpus::Corpus;
@@ -24,6 +24,21 @@ fn shipped_weights_are_what_training_makes_from_the_corpus() {
         trained.weights.len(),
         shipped.weights.len()
     );
+}
+
+/// The binary runs on the weights `build.rs` packs; they must be the text's, number for number.
+#[test]
+fn the_packed_weights_are_the_shipped_text() {
+    let text = Table::new(&ModelText::parse(SHIPPED).expect("the shipped weights parse"));
+    let packed = Table::from_packed(PACKED).expect("the packed weights read");
+    assert!(text.len() > 1000, "{} weights", text.len());
+    assert!(
+        packed == text,
+        "build.rs packs other numbers than the text holds"
+    );
+    // Cut or altered bytes are refused, not read as a smaller model.
+    assert!(Table::from_packed(&PACKED[..PACKED.len() - 1]).is_err());
+    assert!(Table::from_packed(b"XXXX").is_err());
 }
 
 #[test]

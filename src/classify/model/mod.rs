@@ -5,6 +5,7 @@
 //! The rules keep the strong, explainable evidence and the hard constraints; the model decides
 //! where the rules are weak or silent (see `Engine::classify`).
 
+pub mod fnv;
 pub mod tokens;
 pub mod train;
 pub mod weights;
@@ -18,6 +19,9 @@ use weights::{ModelText, Table, CLASSES};
 
 /// The shipped weights.
 pub const SHIPPED: &str = include_str!("../../../catalog/model/weights.tsv");
+
+/// The shipped weights as `build.rs` packs them for a quick start (see `Table::from_packed`).
+pub static PACKED: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/weights.bin"));
 
 /// A trained model, ready to classify.
 #[derive(Debug)]
@@ -68,8 +72,8 @@ impl Model {
     /// The model shipped in the binary (parsed once).
     pub fn shipped() -> &'static Model {
         static MODEL: OnceLock<Model> = OnceLock::new();
-        MODEL.get_or_init(|| {
-            Model::from_text(&ModelText::parse(SHIPPED).expect("the shipped weights parse"))
+        MODEL.get_or_init(|| Model {
+            table: Table::from_packed(PACKED).expect("build.rs packs the shipped weights"),
         })
     }
 

@@ -241,32 +241,8 @@ impl KeySink for Pick<'_> {
     }
 }
 
-/// The hash a key is stored under.
-pub fn hash_key(key: &str) -> u64 {
-    let mut h = Fnv::new();
-    h.write(key.as_bytes());
-    h.finish()
-}
-
-/// 64-bit FNV-1a, written here because the stored weights are keyed by it: the hash must stay
-/// the same across crate versions and platforms, which std's and most crates' hashers do not
-/// promise.
-struct Fnv(u64);
-
-impl Fnv {
-    fn new() -> Fnv {
-        Fnv(0xcbf2_9ce4_8422_2325)
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 ^= u64::from(b);
-            self.0 = self.0.wrapping_mul(0x0000_0100_0000_01b3);
-        }
-    }
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
+pub use super::fnv::hash_key;
+use super::fnv::Fnv;
 
 /// Words too common to say anything.
 #[cfg(test)]

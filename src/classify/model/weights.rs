@@ -155,7 +155,7 @@ pub fn choose(p: &[f64; K], thresholds: &[f64; K]) -> Category {
 }
 
 /// Weights ready for lookup: sorted by the hash of their key.
-#[derive(Debug)]
+#[derive(Debug, PartialEq)]
 pub struct Table {
     temperature: f64,
     /// See [`ModelText::thresholds`].
@@ -180,22 +180,85 @@ impl Table {
             .map(|(k, w)| (hash_key(k), w.map(|v| v as f32)))
             .collect();
         pairs.sort_by_key(|p| p.0);
+        Table::from_sorted(
+            m.temperature,
+            m.thresholds,
+            m.bias.map(|v| v as f32),
+            pairs.iter().map(|p| p.0).collect(),
+            pairs.into_iter().map(|p| p.1).collect(),
+        )
+    }
+
+    /// Reads the table `build.rs` packs from the shipped weights (its layout is described
+    /// there), or says what is wrong with the bytes.
+    pub fn from_packed(b: &[u8]) -> Result<Table, String> {
+        let mut at = 0usize;
+        let mut take = |n: usize| -> Result<&[u8], String> {
+            let s = b
+                .get(at..at + n)
+                .ok_or_else(|| format!("packed weights: cut short at byte {at}"))?;
+            at += n;
+            Ok(s)
+        };
+        if take(4)? != b"MRW1" {
+            return Err("packed weights: not a weights table".into());
+        }
+        let f64_at = |s: &[u8]| f64::from_le_bytes(s.try_into().expect("8 bytes"));
+        let f32_at = |s: &[u8]| f32::from_le_bytes(s.try_into().expect("4 bytes"));
+        let temperature = f64_at(take(8)?);
+        let mut thresholds = [0.0; K];
+        for t in &mut thresholds {
+            *t = f64_at(take(8)?);
+        }
+        let mut bias = [0.0; K];
+        for v in &mut bias {
+            *v = f32_at(take(4)?);
+        }
+        let n = u32::from_le_bytes(take(4)?.try_into().expect("4 bytes")) as usize;
+        let hashes: Vec<u64> = take(n * 8)?
+            .chunks_exact(8)
+            .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
+            .collect();
+        let rows: Vec<[f32; K]> = take(n * 4 * K)?
+            .chunks_exact(4 * K)
+            .map(|c| std::array::from_fn(|i| f32_at(&c[i * 4..i * 4 + 4])))
+            .collect();
+        if at != b.len() || !hashes.is_sorted() {
+            return Err("packed weights: bad layout".into());
+        }
+        Ok(Table::from_sorted(
+            temperature,
+            thresholds,
+            bias,
+            hashes,
+            rows,
+        ))
+    }
+
+    /// A table from hashes in ascending order and their rows.
+    fn from_sorted(
+        temperature: f64,
+        thresholds: [f64; K],
+        bias: [f32; K],
+        hashes: Vec<u64>,
+        rows: Vec<[f32; K]>,
+    ) -> Table {
         let mut starts = vec![0u32; (1 << BUCKET_BITS) + 1];
         for (i, s) in starts.iter_mut().enumerate() {
             let first = (i as u64) << (64 - BUCKET_BITS);
             *s = if i == 1 << BUCKET_BITS {
-                pairs.len() as u32
+                hashes.len() as u32
             } else {
-                pairs.partition_point(|p| p.0 < first) as u32
+                hashes.partition_point(|&h| h < first) as u32
             };
         }
         Table {
             starts,
-            temperature: m.temperature,
-            thresholds: m.thresholds,
-            bias: m.bias.map(|v| v as f32),
-            hashes: pairs.iter().map(|p| p.0).collect(),
-            rows: pairs.into_iter().map(|p| p.1).collect(),
+            temperature,
+            thresholds,
+            bias,
+            hashes,
+            rows,
         }
     }
 
