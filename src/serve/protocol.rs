@@ -100,6 +100,18 @@ const METHODS: [&str; 9] = [
     "notifications/initialized",
 ];
 
+/// The results 2026-07-28 lets a client cache (they carry `ttlMs` and `cacheScope`).
+const CACHEABLE: [&str; 4] = [
+    "tools/list",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+];
+/// How long a client may cache a list or a resource: an hour. What is served changes only
+/// when the server is restarted with another catalog, and holds nothing user-specific
+/// (`cacheScope: public`).
+const CACHE_TTL_MS: u64 = 3_600_000;
+
 /// A message as sent: compact JSON, hidden characters escaped.
 pub fn encode(msg: &Value) -> String {
     crate::output::sanitize::json_inline(msg)
@@ -315,6 +327,8 @@ fn dispatch(
             }
             return Ok(json!({
                 "resultType": "complete",
+                "ttlMs": CACHE_TTL_MS,
+                "cacheScope": "public",
                 "supportedVersions": supported_versions(),
                 "capabilities": capabilities(),
                 "serverInfo": server_info(),
@@ -354,6 +368,10 @@ fn dispatch(
     };
     if stateless {
         result["resultType"] = json!("complete");
+        if CACHEABLE.contains(&method) {
+            result["ttlMs"] = json!(CACHE_TTL_MS);
+            result["cacheScope"] = json!("public");
+        }
     }
     Ok(result)
 }

@@ -641,7 +641,8 @@ fn recommend_policy(service: &Service, args: &Map<String, Value>) -> Result<Outc
         } else {
             ""
         };
-        (format!("{header}{yaml}"), "application/yaml")
+        let newline = if yaml.ends_with('\n') { "" } else { "\n" };
+        (format!("{header}{yaml}{newline}"), "application/yaml")
     } else {
         (
             format!("{}\n", crate::output::inert::json_pretty_string(&doc)),

@@ -370,3 +370,4 @@ pub fn cli_args(t: &Tracked) -> Vec<String> {
     v.extend(t.cmd.args.iter().cloned());
     v
 }
+pub mod serve;
