@@ -703,3 +703,56 @@ fn http_binds_loopback_unless_remote_is_asked_for() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2), "--allow-remote needs --http");
 }
+
+#[test]
+fn the_readme_client_snippets_start_mcprisk_serve() {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let start = readme
+        .find("## mcprisk as an MCP server")
+        .expect("the README section");
+    let section = &readme[start..];
+    let section = &section[..section[3..].find("\n## ").map_or(section.len(), |e| e + 3)];
+    let blocks: Vec<&str> = section
+        .split("```json\n")
+        .skip(1)
+        .map(|b| b.split("```").next().unwrap())
+        .collect();
+    let files = [
+        "claude_desktop_config.json",
+        ".mcp.json",
+        ".vscode/mcp.json",
+    ];
+    assert_eq!(blocks.len(), files.len(), "one snippet per client");
+    let dir = tempfile::tempdir().unwrap();
+    let bin = dir.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::os::unix::fs::symlink(binary(), bin.join("mcprisk")).unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    for (file, block) in files.iter().zip(blocks) {
+        let config = dir.path().join(file);
+        std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+        std::fs::write(&config, block).unwrap();
+        let out = Command::new(binary())
+            .args(["scan", "--yes", "--format", "json", "--config"])
+            .arg(&config)
+            .env("PATH", &path)
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{file}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let server = &doc["servers"][0];
+        assert_eq!(server["name"], "mcprisk", "{file}");
+        assert_eq!(server["grade"], "A", "{file}");
+        assert_eq!(server["tools"].as_array().unwrap().len(), 6, "{file}");
+    }
+}

@@ -306,8 +306,10 @@ async fn post(state: Arc<State>, req: Request<Incoming>, session_id: Option<Stri
             )
         }
     };
-    let is_initialize = serde_json::from_slice::<Value>(&bytes)
-        .ok()
+    // Parsed once here; what does not parse goes to handle_bytes for its error message.
+    let parsed = serde_json::from_slice::<Value>(&bytes).ok();
+    let is_initialize = parsed
+        .as_ref()
         .is_some_and(|v| v.get("method").and_then(Value::as_str) == Some("initialize"));
     let mut session = match (&session_id, is_initialize) {
         (_, true) => Session::default(),
@@ -321,7 +323,10 @@ async fn post(state: Arc<State>, req: Request<Incoming>, session_id: Option<Stri
     // off the threads that serve connections.
     let work = state.clone();
     let outcome = tokio::task::spawn_blocking(move || {
-        let reply = protocol::handle_bytes(&work.service, &mut session, &bytes);
+        let reply = match parsed {
+            Some(msg) => protocol::handle(&work.service, &mut session, msg),
+            None => protocol::handle_bytes(&work.service, &mut session, &bytes),
+        };
         (reply, session)
     })
     .await;

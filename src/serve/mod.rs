@@ -43,7 +43,9 @@ pub struct ServeOptions {
 /// start-up and never changed, so requests share it without locks.
 pub struct Service {
     catalog: Catalog,
-    engine: Engine,
+    /// Built on first use: `initialize`, `tools/list` and the resource lists do not need the
+    /// classifier, so a client that only connects does not wait for it.
+    engine: std::sync::OnceLock<Engine>,
     settings: Settings,
 }
 
@@ -52,7 +54,7 @@ impl Service {
     pub fn new(opts: &ServeOptions) -> Result<Service> {
         Ok(Service {
             catalog: Catalog::load(&opts.catalog_dirs)?,
-            engine: Engine::new(crate::classify::RuleFile::embedded()),
+            engine: std::sync::OnceLock::new(),
             settings: Settings {
                 profile: opts.profile,
                 limits: opts.limits,
@@ -68,7 +70,8 @@ impl Service {
 
     /// The classifier (and through it the rules).
     pub fn engine(&self) -> &Engine {
-        &self.engine
+        self.engine
+            .get_or_init(|| Engine::new(crate::classify::RuleFile::embedded()))
     }
 
     /// The assessment of a catalog record, exactly as `mcprisk lookup ID --format json` computes
@@ -83,14 +86,14 @@ impl Service {
         let ctx = Context {
             name: record.id.clone(),
             source: target.describe(),
-            posture: Some(posture::from_record(self.engine.rules(), record)),
+            posture: Some(posture::from_record(self.engine().rules(), record)),
             extra_findings: Vec::new(),
             overrides: record.overrides.clone(),
         };
         match &record.snapshot {
             Some(s) => {
                 let list = crate::targets::toollist::from_tools(s.tools.clone());
-                assess_in(&self.engine, ctx, &list, &self.settings)
+                assess_in(self.engine(), ctx, &list, &self.settings)
             }
             None => {
                 let why = match &record.unscanned {
@@ -103,7 +106,7 @@ impl Service {
                         record.id
                     ),
                 };
-                failed(&self.engine, ctx, why)
+                failed(self.engine(), ctx, why)
             }
         }
     }
@@ -119,6 +122,6 @@ impl Service {
             source: "tool list sent by the MCP client".to_string(),
             ..Context::default()
         };
-        assess_in(&self.engine, ctx, list, &self.settings)
+        assess_in(self.engine(), ctx, list, &self.settings)
     }
 }

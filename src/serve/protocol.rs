@@ -222,14 +222,17 @@ pub fn handle(service: &Service, session: &mut Session, msg: Value) -> Option<Va
     };
     // Notifications are never answered, not even with an error.
     let id = reply_id?;
-    let result = check_envelope(&obj, method).and_then(|method| {
-        let params = match obj.get("params") {
-            None | Some(Value::Null) => Map::new(),
-            Some(Value::Object(p)) => p.clone(),
-            Some(_) => return Err(RpcError::params("params must be an object")),
-        };
-        dispatch(service, session, method, &params)
-    });
+    let result = check_envelope(&obj, method)
+        .map(str::to_string)
+        .and_then(|method| {
+            // Taken, not copied: an assess_tools call may carry megabytes of tools.
+            let params = match obj.remove("params") {
+                None | Some(Value::Null) => Map::new(),
+                Some(Value::Object(p)) => p,
+                Some(_) => return Err(RpcError::params("params must be an object")),
+            };
+            dispatch(service, session, &method, &params)
+        });
     Some(match result {
         Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
         Err(err) => error_response(id, &err),
@@ -411,4 +414,47 @@ fn initialize(session: &mut Session, params: &Map<String, Value>) -> Result<Valu
         "serverInfo": server_info(),
         "instructions": INSTRUCTIONS,
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every cut of a valid message, and bytes that are no message at all, get an answer (or
+    /// none, for what reads as a notification) and never a panic.
+    #[test]
+    fn any_prefix_of_a_message_is_answered_without_a_panic() {
+        let service = Service::new(&Default::default()).unwrap();
+        let messages = [
+            r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}"#,
+            r#"{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"lookup_server","arguments":{"name":"git"}}}"#,
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"assess_tools","arguments":{"tools":[{"name":"x","inputSchema":{}}]},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#,
+            r#"{"jsonrpc":"2.0","id":3,"method":"resources/read","params":{"uri":"mcprisk://rules/MR-C304"}}"#,
+        ];
+        for m in messages {
+            for cut in 0..=m.len() {
+                let mut session = Session::default();
+                let reply = handle_bytes(&service, &mut session, &m.as_bytes()[..cut]);
+                if cut < m.len() {
+                    let reply = reply.expect("a cut message is answered with an error");
+                    assert!(reply.get("error").is_some(), "{cut}: {reply}");
+                }
+            }
+        }
+        let mut session = Session::default();
+        for junk in [
+            &b"\x00\x01"[..],
+            b"null",
+            b"\"x\"",
+            b"{}",
+            b"{\"id\":1}",
+            b"[[[[[[[[[[",
+        ] {
+            let reply = handle_bytes(&service, &mut session, junk);
+            assert!(reply.map_or(true, |r| r.get("error").is_some()));
+        }
+        let deep = "[".repeat(10_000);
+        let reply = handle_bytes(&service, &mut session, deep.as_bytes()).unwrap();
+        assert_eq!(reply["error"]["code"], code::PARSE_ERROR);
+    }
 }

@@ -192,7 +192,6 @@ pub fn definitions() -> Vec<Value> {
     .collect();
     let tool_list = json!({
         "type": "array",
-        "maxItems": 10000,
         "items": {"type": "object"},
         "description": "the tools as an MCP server lists them: objects with name, description, inputSchema and optional annotations",
     });
