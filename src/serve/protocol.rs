@@ -451,7 +451,7 @@ mod tests {
             b"[[[[[[[[[[",
         ] {
             let reply = handle_bytes(&service, &mut session, junk);
-            assert!(reply.map_or(true, |r| r.get("error").is_some()));
+            assert!(reply.is_none_or(|r| r.get("error").is_some()));
         }
         let deep = "[".repeat(10_000);
         let reply = handle_bytes(&service, &mut session, deep.as_bytes()).unwrap();
