@@ -756,3 +756,56 @@ fn the_readme_client_snippets_start_mcprisk_serve() {
         assert_eq!(server["tools"].as_array().unwrap().len(), 6, "{file}");
     }
 }
+
+#[test]
+fn http_serves_many_clients_at_once_while_idle_connections_wait() {
+    let server = HttpServer::start();
+    let addr = server
+        .url
+        .trim_start_matches("http://")
+        .trim_end_matches("/mcp")
+        .to_string();
+    // Connections that send nothing (or half a request) do not hold the others up.
+    let idle: Vec<std::net::TcpStream> = (0..8)
+        .map(|i| {
+            let mut s = std::net::TcpStream::connect(&addr).unwrap();
+            if i % 2 == 0 {
+                s.write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+                    .unwrap();
+            }
+            s
+        })
+        .collect();
+    let url = server.url.clone();
+    let workers: Vec<_> = (0..16)
+        .map(|i| {
+            let url = url.clone();
+            std::thread::spawn(move || {
+                let init = post(
+                    &url,
+                    None,
+                    json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                            "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}),
+                );
+                let session = init.headers()["mcp-session-id"]
+                    .to_str()
+                    .unwrap()
+                    .to_string();
+                let name = ["proxmox-mcp", "github", "filesystem", "stripe"][i % 4];
+                let r = post(
+                    &url,
+                    Some(&session),
+                    json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                            "params": {"name": "lookup_server", "arguments": {"name": name}}}),
+                );
+                assert_eq!(r.status(), 200);
+                let body = json_of(r);
+                assert_eq!(body["result"]["isError"], false, "{body}");
+            })
+        })
+        .collect();
+    for w in workers {
+        w.join().unwrap();
+    }
+    drop(idle);
+}
