@@ -809,3 +809,37 @@ fn http_serves_many_clients_at_once_while_idle_connections_wait() {
     }
     drop(idle);
 }
+
+#[test]
+fn profile_and_limits_shape_the_recommendations_and_bad_flags_stop_the_start() {
+    let write_tool = json!([{"name": "create_issue", "description": "Creates an issue in the repository.",
+                             "inputSchema": {"type": "object", "properties": {"title": {"type": "string"}}}}]);
+    let rule_of = |flags: &[&str]| {
+        let mut s = StdioServer::start(flags);
+        let r = s.call(
+            "initialize",
+            json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}),
+        );
+        assert!(r.get("result").is_some());
+        s.tool("recommend_policy", json!({"tools": write_tool}))["structuredContent"]["document"]
+            ["tools"]["create_issue"]
+            .clone()
+    };
+    assert_eq!(rule_of(&[])["limits"][0]["max"], 30);
+    assert_eq!(rule_of(&["--limit", "write=7"])["limits"][0]["max"], 7);
+    assert!(rule_of(&["--profile", "strict"])["deny_if"].is_array());
+    for flags in [
+        &["--limit", "bogus=1"][..],
+        &["--catalog", "/nonexistent/catalog"],
+        &["--profile", "lax"],
+    ] {
+        let out = Command::new(binary())
+            .arg("serve")
+            .args(flags)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{flags:?}");
+        assert!(!out.stderr.is_empty());
+    }
+}
