@@ -480,19 +480,25 @@ fn resources_are_templates_for_servers_and_rules() {
 }
 
 #[test]
-fn dogfood_mcprisk_scans_its_own_server_as_grade_a_with_every_tool_read() {
-    let doc = cli_json(&["scan", "--format", "json", "--", binary(), "serve"]);
-    let server = &doc["servers"][0];
-    assert_eq!(server["grade"], "A", "{server}");
-    let tools = server["tools"].as_array().unwrap();
-    assert_eq!(tools.len(), 6);
-    for t in tools {
-        assert_eq!(t["category"], "Read", "{t}");
+fn dogfood_mcprisk_scans_its_own_server_as_grade_a_with_every_tool_read_over_stdio_and_http() {
+    let http = HttpServer::start();
+    for doc in [
+        cli_json(&["scan", "--format", "json", "--", binary(), "serve"]),
+        cli_json(&["scan", "--format", "json", "--url", &http.url]),
+    ] {
+        let server = &doc["servers"][0];
+        assert_eq!(server["grade"], "A", "{server}");
+        let tools = server["tools"].as_array().unwrap();
+        assert_eq!(tools.len(), 6);
+        for t in tools {
+            assert_eq!(t["category"], "Read", "{t}");
+        }
+        assert!(
+            server["findings"].as_array().unwrap().is_empty(),
+            "{server}"
+        );
+        assert!(server["errors"].as_array().unwrap().is_empty(), "{server}");
     }
-    assert!(
-        server["findings"].as_array().unwrap().is_empty(),
-        "{server}"
-    );
 }
 
 /// JSON bodies without reqwest's `json` feature, which mcprisk does not build with.
