@@ -8,7 +8,8 @@
 //!
 //! * [`protocol`]: JSON-RPC 2.0 and the MCP lifecycle (version negotiation, errors), shared by
 //!   both transports;
-//! * [`tools`]: the tools, their schemas and what each computes;
+//! * [`schema`]: the tools' definitions (input and output schemas, annotations);
+//! * [`tools`]: what each tool computes;
 //! * [`resources`]: the `mcprisk://servers/{id}` and `mcprisk://rules/{id}` resources;
 //! * [`stdio`]: newline-delimited JSON on standard input and output;
 //! * [`http`]: streamable HTTP (JSON responses, sessions), loopback unless told otherwise.
@@ -16,6 +17,7 @@
 pub mod http;
 pub mod protocol;
 pub mod resources;
+pub mod schema;
 pub mod stdio;
 pub mod tools;
 

@@ -16,7 +16,7 @@
 //!   ([`encode`]), so no text from a catalog record or a client's tool list reaches a log or a
 //!   terminal raw.
 
-use super::{resources, tools, Service};
+use super::{resources, schema, tools, Service};
 use serde_json::{json, Map, Value};
 
 /// The protocol versions `initialize` accepts, oldest first.
@@ -358,7 +358,7 @@ fn dispatch(
     let mut result = match method {
         "tools/list" => {
             no_cursor(params)?;
-            json!({"tools": tools::definitions()})
+            json!({"tools": schema::definitions()})
         }
         "tools/call" => tools::call(service, params)?,
         "resources/list" => resources::list(service, params)?,
