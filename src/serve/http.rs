@@ -29,6 +29,9 @@ use std::time::Duration;
 
 /// Connections served at once; more wait to be accepted.
 pub const MAX_CONNECTIONS: usize = 64;
+/// Requests worked on at once (tool calls are CPU work of about a millisecond); more wait
+/// their turn.
+pub const WORK_THREADS: usize = 1;
 /// Sessions kept; a new one past this drops the oldest.
 pub const MAX_SESSIONS: usize = 1024;
 /// The path of the MCP endpoint.
@@ -60,8 +63,12 @@ type Reply = Response<Full<Bytes>>;
 /// `Origin` and `Host` (for a bind on a non-loopback address, which the command line allows
 /// only when asked explicitly).
 pub fn serve(service: Service, listener: TcpListener, remote: bool) -> std::io::Result<()> {
+    // One thread for the connections (they only move bytes) and one for the work:
+    // every thread that has run an assessment keeps an allocator heap, so a pool the size of
+    // tokio's default (512 blocking threads) would let memory grow with the load's peak.
     let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
+        .worker_threads(1)
+        .max_blocking_threads(WORK_THREADS)
         .enable_io()
         .enable_time()
         .build()?;
