@@ -38,6 +38,8 @@ pub enum Command {
     /// Work with the catalog: list, search, show, lint, add, import-registry.
     #[command(subcommand)]
     Catalog(CatalogCommand),
+    /// Serve the catalog, the rules and assessments to agents as an MCP server (stdio, or HTTP).
+    Serve(ServeArgs),
     /// Print a shell completion script (bash, zsh, fish, powershell, elvish).
     Completions(CompletionsArgs),
     /// Print a manual page (roff): the program's, or a subcommand's (`man scan`); --dir writes
@@ -86,6 +88,27 @@ pub struct LookupArgs {
     /// Use report templates from this directory.
     #[arg(long, value_name = "DIR")]
     pub templates: Option<String>,
+}
+
+/// `mcprisk serve`.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Serve streamable HTTP at HOST:PORT (endpoint /mcp) instead of stdio, e.g. 127.0.0.1:7410.
+    #[arg(long, value_name = "HOST:PORT")]
+    pub http: Option<String>,
+    /// Allow --http on an address that is not loopback, and requests from any Origin or Host.
+    /// There is no authentication: anyone who reaches the port can use the server.
+    #[arg(long, requires = "http")]
+    pub allow_remote: bool,
+    /// More catalog records (a directory of YAML files; also MCPRISK_CATALOG).
+    #[arg(long = "catalog", value_name = "DIR")]
+    pub catalog_dirs: Vec<String>,
+    /// How strict the recommended rules are (default: balanced).
+    #[arg(long, value_enum)]
+    pub profile: Option<Profile>,
+    /// Calls per minute for a rate-limited category, e.g. --limit write=20 --limit execute=5.
+    #[arg(long = "limit", value_name = "CATEGORY=N")]
+    pub limits: Vec<String>,
 }
 
 /// `mcprisk catalog ...`.

@@ -14,6 +14,7 @@
 //! - [`ci`]: the CI gate's lock file, drift and policy coverage;
 //! - [`corpus`]: the blind-labelled tools the classifier's model learns from, and how it is
 //!   trained and measured on them;
+//! - [`serve`]: mcprisk as an MCP server: the catalog, the rules and assessments for agents;
 //! - [`commands`]: one file per subcommand, on top of the rest; nothing below imports a command.
 //!
 //! Under them all: [`model`] (the data that flows), [`error`], and [`output`] (text made safe
@@ -31,4 +32,5 @@ pub mod model;
 pub mod output;
 pub mod policy;
 pub mod report;
+pub mod serve;
 pub mod targets;

@@ -206,7 +206,7 @@ fn config_findings(rules: &RuleFile, e: &ServerEntry, out: &mut Vec<Finding>) {
 }
 
 /// The posture a catalog record states: who publishes the server and what it needs.
-fn from_record(rules: &RuleFile, r: &crate::catalog::Record) -> Posture {
+pub fn from_record(rules: &RuleFile, r: &crate::catalog::Record) -> Posture {
     use crate::catalog::record::{AuthKind, IdentityLevel};
     let mut p = Posture::default();
     let level = r.identity.level;

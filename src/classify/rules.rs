@@ -181,6 +181,13 @@ impl RuleFile {
         self.rules.iter().find(|r| r.id.eq_ignore_ascii_case(id))
     }
 
+    /// The rule an ID a person typed names: in any case, with or without its `MR-` prefix
+    /// (`c304`, `mr-c304`, `MR-C304`).
+    pub fn find(&self, id: &str) -> Option<&Rule> {
+        let id = id.trim();
+        self.get(id).or_else(|| self.get(&format!("MR-{id}")))
+    }
+
     fn validate(&self, origin: &str) -> Result<()> {
         if self.version != 1 {
             return Err(Error::new(format!(

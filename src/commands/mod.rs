@@ -10,6 +10,7 @@ mod man;
 mod policy;
 mod rules;
 mod scan;
+mod serve;
 
 use crate::cli::{Cli, Command};
 use crate::error::Result;
@@ -26,5 +27,6 @@ pub fn run(cli: Cli) -> Result<u8> {
         Command::Completions(args) => completions::run(&args),
         Command::Man(args) => man::run(&args),
         Command::Rules(args) => rules::run(&args),
+        Command::Serve(args) => serve::run(&args),
     }
 }

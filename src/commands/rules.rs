@@ -2,67 +2,12 @@
 
 use crate::assess::grade;
 use crate::assess::pipeline::load_rules;
-use crate::classify::{Rule, RuleFile, RuleKind};
+use crate::classify::{RuleFile, RuleKind};
 use crate::cli::{RulesArgs, RulesFormat};
 use crate::error::{Error, Result};
 use crate::output::emit;
+use crate::report::rule::{document as rule_json, effect};
 use std::io::Write;
-
-fn kind_name(k: RuleKind) -> &'static str {
-    match k {
-        RuleKind::Category => "category",
-        RuleKind::Severity => "severity",
-        RuleKind::Signal => "signal",
-        RuleKind::Finding => "finding",
-        RuleKind::Grade => "grade",
-    }
-}
-
-fn rule_json(r: &Rule) -> serde_json::Value {
-    serde_json::json!({
-        "id": r.id,
-        "name": r.name,
-        "kind": kind_name(r.kind),
-        "category": r.category.map(|c| c.as_str()),
-        "weight": r.weight,
-        "applies_to": r.applies_to.iter().map(|c| c.as_str()).collect::<Vec<_>>(),
-        "severity": r.severity.map(|s| s.as_str()),
-        "summary": r.summary,
-        "why": r.why,
-        "example": r.example,
-    })
-}
-
-/// What the rule adds, in a few words.
-fn effect(r: &Rule) -> String {
-    match r.kind {
-        RuleKind::Category => format!(
-            "{} (weight {})",
-            r.category.map(|c| c.as_str()).unwrap_or("?"),
-            r.weight.unwrap_or_default()
-        ),
-        RuleKind::Severity => format!(
-            "raises {} one step",
-            r.applies_to
-                .iter()
-                .map(|c| c.as_str())
-                .collect::<Vec<_>>()
-                .join("/")
-        ),
-        RuleKind::Signal => "noted, changes nothing".into(),
-        RuleKind::Finding => format!("{} finding", r.severity.map(|s| s.as_str()).unwrap_or("?")),
-        RuleKind::Grade => match r.points {
-            Some(p) => format!("grade: -{p} per item"),
-            None => "grade".into(),
-        },
-    }
-}
-
-/// The rule an ID names, in any case and with or without its `MR-` prefix (`c304`, `MR-C304`).
-fn find<'a>(rules: &'a RuleFile, id: &str) -> Option<&'a Rule> {
-    let id = id.trim();
-    rules.get(id).or_else(|| rules.get(&format!("MR-{id}")))
-}
 
 /// Runs `rules`: every rule, or the docs of the one named.
 pub fn run(args: &RulesArgs) -> Result<u8> {
@@ -83,7 +28,7 @@ fn write(
     let io = crate::output::io_err;
     match id {
         Some(id) => {
-            let rule = find(rules, id).ok_or_else(|| {
+            let rule = rules.find(id).ok_or_else(|| {
                 Error::new(format!(
                     "no rule {id:?}; `mcprisk rules` lists them (IDs look like MR-C304)"
                 ))

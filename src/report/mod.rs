@@ -6,6 +6,7 @@ pub mod github;
 pub mod json;
 pub mod junit;
 pub mod lookup;
+pub mod rule;
 pub mod sarif;
 pub mod table;
 pub mod templates;

@@ -382,3 +382,4 @@ pub fn cli_args(t: &Tracked) -> Vec<String> {
     v.extend(t.cmd.args.iter().cloned());
     v
 }
+pub mod serve;
