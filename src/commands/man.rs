@@ -262,6 +262,32 @@ fn extra(path: &str) -> Extra {
                 ),
             ],
         },
+        "serve" => Extra {
+            exit: &[
+                (
+                    "0",
+                    "The client closed standard input (stdio). Over --http it runs until a signal ends it.",
+                ),
+                (
+                    "2",
+                    "Bad flags, an address that is not loopback without --allow-remote, or one that cannot be bound.",
+                ),
+            ],
+            examples: &[
+                (
+                    "mcprisk serve",
+                    "Serve the catalog, assessments and policies to an agent over stdio.",
+                ),
+                (
+                    "mcprisk serve --http 127.0.0.1:7410",
+                    "The same over streamable HTTP at http://127.0.0.1:7410/mcp.",
+                ),
+                (
+                    "mcprisk scan -- mcprisk serve",
+                    "Assess mcprisk's own server: every tool Read, grade A.",
+                ),
+            ],
+        },
         "man" => Extra {
             exit: EXIT_PLAIN,
             examples: &[
