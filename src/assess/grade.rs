@@ -3,7 +3,7 @@
 //!
 //! See [`FORMULA`], which `mcprisk rules` and every report print.
 
-use crate::classify::{Rule, RuleFile, RuleKind};
+use crate::classify::RuleFile;
 use crate::model::{Finding, GradeReason, InputError, Severity, ToolAssessment};
 
 /// How a grade is computed, in a few lines: printed by `mcprisk rules` beside the grade rules
@@ -21,44 +21,6 @@ pub fn critical_tool_cap(critical_tools: usize) -> Option<char> {
         0 => None,
         1 => Some('C'),
         _ => Some('D'),
-    }
-}
-
-/// Grade rules documented here until the rules file carries them: appended to a rule set that
-/// lacks them, so `mcprisk rules` explains every line a grade can show.
-pub fn documented_rules() -> Vec<Rule> {
-    vec![Rule {
-        id: "MR-G012".into(),
-        name: "critical-tool-cap".into(),
-        kind: RuleKind::Grade,
-        category: None,
-        weight: None,
-        hard: false,
-        applies_to: Vec::new(),
-        severity: None,
-        points: None,
-        max_points: None,
-        check: None,
-        when: None,
-        phrases: Vec::new(),
-        summary:
-            "One Critical tool caps the grade at C; two or more cap it at D, whatever the points."
-                .into(),
-        why:
-            "Points add up across a server, so a server whose only tool is `delete_all` lost 5 of \
-100 and graded A. A grade must not be better than the worst tool allows: one tool that \
-destroys data, moves money or runs code on a host is enough to do the harm."
-                .into(),
-        example: "a server whose only tool is delete_all (Critical): 95 points, capped at C".into(),
-    }]
-}
-
-/// Appends the [`documented_rules`] a rule set lacks.
-pub fn add_documented_rules(rules: &mut RuleFile) {
-    for r in documented_rules() {
-        if rules.get(&r.id).is_none() {
-            rules.rules.push(r);
-        }
     }
 }
 
@@ -210,8 +172,7 @@ mod tests {
     /// Issue 12, item 15: a server whose only tool is `delete_all` graded A (91/100).
     #[test]
     fn critical_tools_cap_the_grade() {
-        let mut rules = RuleFile::embedded();
-        add_documented_rules(&mut rules);
+        let rules = RuleFile::embedded();
         let one = grade(
             &rules,
             &[tool("delete_all", Severity::Critical)],

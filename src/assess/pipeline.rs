@@ -18,15 +18,11 @@ use std::io::IsTerminal;
 use std::time::Duration;
 
 /// The rules in use: the file `--rules` names, else the built-in `catalog/rules.yaml`.
-/// Grade rules documented in code and missing from the file are added (see
-/// [`super::grade::documented_rules`]).
 pub fn load_rules(path: Option<&str>) -> Result<RuleFile> {
-    let mut rules = match path {
-        Some(p) => RuleFile::load(p)?,
-        None => RuleFile::embedded(),
-    };
-    super::grade::add_documented_rules(&mut rules);
-    Ok(rules)
+    match path {
+        Some(p) => RuleFile::load(p),
+        None => Ok(RuleFile::embedded()),
+    }
 }
 
 /// The effective settings: flags first, then the repository's settings file, then defaults.
