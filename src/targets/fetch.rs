@@ -166,6 +166,21 @@ pub fn fetch_all(
 
 /// The tool list exactly as one server sent it, with its serverInfo and protocol version, for
 /// `catalog add`.
+/// Sets the start-up bound from `--startup-timeout` (default 20 s), never past the whole
+/// scan's bound (`opts.timeout`, set first).
+pub fn set_startup_timeout(opts: &mut Options, given: Option<f64>) -> Result<()> {
+    if let Some(s) = given {
+        if !(s.is_finite() && s > 0.0 && s <= 86_400.0) {
+            return Err(Error::new(
+                "--startup-timeout takes seconds, more than 0 and at most 86400",
+            ));
+        }
+        opts.startup_timeout = Duration::from_secs_f64(s);
+    }
+    opts.startup_timeout = opts.startup_timeout.min(opts.timeout);
+    Ok(())
+}
+
 pub fn fetch_for_add(
     t: &TargetArgs,
     quiet: bool,
@@ -189,7 +204,7 @@ pub fn fetch_for_add(
         timeout: Duration::from_secs_f64(t.timeout.clamp(0.1, 86_400.0)),
         ..Default::default()
     };
-    opts.startup_timeout = opts.startup_timeout.min(opts.timeout);
+    set_startup_timeout(&mut opts, t.startup_timeout)?;
     opts.request_timeout = opts.request_timeout.min(opts.timeout);
     let mut fetched = fetch_all(targets, &opts, 1, false);
     let f = fetched.remove(0);
