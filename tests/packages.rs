@@ -327,9 +327,19 @@ fn scan_pypi_installs_from_local_wheels_into_a_venv() {
         .filter_map(|t| t["name"].as_str())
         .collect();
     assert!(names.contains(&"get_current_time"), "{names:?}");
-    assert!(cache
-        .join("packages/pypi/mcp-server-time==2026.10.19/bin/mcp-server-time")
-        .exists());
+    let script = cache.join("packages/pypi/mcp-server-time==2026.10.19/bin/mcp-server-time");
+    assert!(script.exists());
+    // Its #! line names the venv where it is, not where it was built: a server that starts
+    // another of its scripts by name finds it runnable.
+    let text = std::fs::read_to_string(&script).unwrap();
+    let venv = cache.join("packages/pypi/mcp-server-time==2026.10.19");
+    assert!(
+        text.lines()
+            .next()
+            .is_some_and(|l| l.contains(&venv.display().to_string())),
+        "{text}"
+    );
+    assert!(!text.contains(".installing-"), "{text}");
 
     // The record's facts come from the wheel's METADATA; a PyPI name proves no owner.
     let out = tmp.path().join("records");

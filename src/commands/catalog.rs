@@ -455,8 +455,17 @@ fn add_package(args: &AddArgs) -> Result<u8> {
     );
     // A record whose auth posture was only inferred from a refusal (no credential given, so
     // "api-key" by default) and that now listed its tools: the posture is what this run shows.
-    // A posture that differs from the inferred one was written by hand and is kept.
-    if scanned.is_ok() {
+    // A posture that differs from the inferred one was written by hand and is kept, and so is
+    // one of a server given a credential as an argument (`--auth-token X`), which the
+    // posture's variables cannot show.
+    let secret_arg = launch.args.iter().any(|a| {
+        let flag = a.trim_start_matches('-');
+        // (`--db-path` is not a credential, though secret_name's `_PAT` matches it.)
+        a.starts_with('-')
+            && facts::secret_name(flag)
+            && !flag.to_ascii_uppercase().ends_with("PATH")
+    });
+    if scanned.is_ok() && !secret_arg {
         if let Some(u) = &record.unscanned {
             if record.auth == facts::auth(&launch, Some(&u.reason)) {
                 record.auth = facts::auth(&launch, None);

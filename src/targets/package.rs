@@ -559,6 +559,9 @@ fn fresh_install(
             dest.display()
         )));
     }
+    if spec.registry == Registry::Pypi {
+        relocate_scripts(&dest, &tmp_path);
+    }
     let meta = read_meta(spec, &dest)?;
     Ok(Installed {
         spec: spec.clone(),
@@ -567,6 +570,47 @@ fn fresh_install(
         fresh: true,
         with: with.to_vec(),
     })
+}
+
+/// pip writes each console script with a `#!` line naming the venv's python where it was
+/// built (the `.installing-` directory). mcprisk starts the server's own script through the
+/// venv's python, but a server that runs another of its scripts by name (semgrep-mcp runs
+/// `semgrep`) would fail with "No such file or directory" once the venv is moved into place:
+/// point those lines (the first two, for pip's `#!/bin/sh` + `'''exec'` form) at where it is.
+fn relocate_scripts(venv: &Path, built_at: &Path) {
+    let old = built_at.display().to_string();
+    let new = venv.display().to_string();
+    let Ok(rd) = std::fs::read_dir(venv.join("bin")) else {
+        return;
+    };
+    for e in rd.flatten() {
+        let p = e.path();
+        if e.file_type().map_or(true, |t| !t.is_file()) {
+            continue; // python itself is a link to the base interpreter
+        }
+        let Ok(bytes) = std::fs::read(&p) else {
+            continue;
+        };
+        if !bytes.starts_with(b"#!") {
+            continue;
+        }
+        let head_end = bytes
+            .iter()
+            .enumerate()
+            .filter(|(_, &b)| b == b'\n')
+            .nth(1)
+            .map_or(bytes.len(), |(i, _)| i);
+        let Ok(head) = std::str::from_utf8(&bytes[..head_end]) else {
+            continue;
+        };
+        if !head.contains(&old) {
+            continue;
+        }
+        let mut out = head.replace(&old, &new).into_bytes();
+        out.extend_from_slice(&bytes[head_end..]);
+        // Written in place: the file keeps its mode.
+        let _ = std::fs::write(&p, out);
+    }
 }
 
 /// `npm`, or `$MCPRISK_NPM`.
