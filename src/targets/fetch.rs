@@ -165,6 +165,21 @@ pub fn fetch_all(
         .collect()
 }
 
+/// Sets the start-up bound from `--startup-timeout` (default 20 s), never past the whole
+/// scan's bound (`opts.timeout`, set first).
+pub fn set_startup_timeout(opts: &mut Options, given: Option<f64>) -> Result<()> {
+    if let Some(s) = given {
+        if !(s.is_finite() && s > 0.0 && s <= 86_400.0) {
+            return Err(Error::new(
+                "--startup-timeout takes seconds, more than 0 and at most 86400",
+            ));
+        }
+        opts.startup_timeout = Duration::from_secs_f64(s);
+    }
+    opts.startup_timeout = opts.startup_timeout.min(opts.timeout);
+    Ok(())
+}
+
 /// What one server sent for `catalog add`: its tools and offers exactly as sent, its
 /// serverInfo and protocol version.
 pub struct ForAdd {
@@ -202,7 +217,7 @@ pub fn fetch_for_add(t: &TargetArgs, quiet: bool) -> Result<ForAdd> {
         timeout: Duration::from_secs_f64(t.timeout.clamp(0.1, 86_400.0)),
         ..Default::default()
     };
-    opts.startup_timeout = opts.startup_timeout.min(opts.timeout);
+    set_startup_timeout(&mut opts, t.startup_timeout)?;
     opts.request_timeout = opts.request_timeout.min(opts.timeout);
     let mut fetched = fetch_all(targets, &opts, 1, false);
     let f = fetched.remove(0);

@@ -4,7 +4,8 @@
 //! wheel's METADATA and entry_points.txt). Naming the package is consent to run it, as `--` is.
 //!
 //! Installs live in `$CACHE/packages/npm/<name, every / as +>@<version>` (an npm `--prefix`)
-//! and `$CACHE/packages/pypi/<name>==<version>` (a venv), where `$CACHE` is
+//! and `$CACHE/packages/pypi/<name>==<version>` (a venv; `<name>==<version>+with-<hash>` when
+//! `--with` requirements were installed alongside), where `$CACHE` is
 //! `$MCPRISK_CACHE_DIR`, else `$XDG_CACHE_HOME/mcprisk`, else `~/.cache/mcprisk`; one that is
 //! there is reused without touching the network. npm installs run with `--ignore-scripts` and
 //! pip installs with `--only-binary=:all:`: installing must not run the package's own code.
@@ -118,13 +119,61 @@ impl Spec {
         }
     }
 
-    /// The install directory's name inside the registry's cache folder.
-    fn dir_name(&self, version: &str) -> String {
-        match self.registry {
+    /// The install directory's name inside the registry's cache folder: the package and
+    /// version, and for an install with `--with` requirements a key of them (the same
+    /// package@version with other requirements is another install).
+    fn dir_name(&self, version: &str, with: &[String]) -> String {
+        let base = match self.registry {
             Registry::Npm => format!("{}@{version}", self.name.replace('/', "+")),
             Registry::Pypi => format!("{}=={version}", self.name),
+        };
+        match with_key(with) {
+            Some(k) => format!("{base}+with-{k}"),
+            None => base,
         }
     }
+}
+
+/// Checks and normalizes a `--with` requirement (PyPI): a distribution name with optional
+/// extras and version specifiers (`mcp<2`, `mcp>=1.9,<2`, `lxml[html_clean]`), whitespace
+/// removed. A URL, a path, an environment marker or a pip option is refused: the requirement
+/// is installed beside a pinned package, and must say nothing but which release.
+pub fn check_with(req: &str) -> Result<String> {
+    let r: String = req.chars().filter(|c| !c.is_whitespace()).collect();
+    let ok = r.len() <= 200
+        && r.starts_with(|c: char| c.is_ascii_alphanumeric())
+        && r.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-._[],<>=!~*".contains(c));
+    if !ok {
+        return Err(Error::new(format!(
+            "--with {req:?}: not a requirement (NAME, optionally [EXTRAS] and version \
+             specifiers, e.g. 'mcp<2'; no URLs, paths, markers or pip options)"
+        )));
+    }
+    Ok(r)
+}
+
+/// The requirements of `--with`, checked, normalized, sorted and without repeats (the order
+/// they were given in changes nothing that is installed).
+pub fn with_requirements(given: &[String]) -> Result<Vec<String>> {
+    let mut out = given
+        .iter()
+        .map(|r| check_with(r))
+        .collect::<Result<Vec<_>>>()?;
+    out.sort();
+    out.dedup();
+    Ok(out)
+}
+
+/// The first 12 hex digits of the sha256 of the requirements joined by newlines (none for no
+/// requirements): the part of an install's identity that `--with` adds.
+pub fn with_key(with: &[String]) -> Option<String> {
+    use sha2::{Digest, Sha256};
+    if with.is_empty() {
+        return None;
+    }
+    let hex = format!("{:x}", Sha256::digest(with.join("\n").as_bytes()));
+    Some(hex[..12].to_string())
 }
 
 /// How to start the installed package, from the command line.
@@ -138,6 +187,10 @@ pub struct Launch {
     pub env: Vec<(String, String)>,
     /// The Python interpreter to create a new venv with (`3.12`, `python3.12` or a path).
     pub python: Option<String>,
+    /// More requirements installed alongside a PyPI package (`mcp<2`), as `uvx --with` has
+    /// them: checked, normalized and sorted (see [`with_requirements`]). Part of the install's
+    /// identity.
+    pub with: Vec<String>,
     /// Remove the install when the command is done.
     pub no_keep: bool,
     /// Start the server in a network namespace of its own, with no interfaces.
@@ -167,6 +220,8 @@ pub struct Installed {
     pub meta: Meta,
     /// Whether this run installed it (rather than finding it in the cache).
     pub fresh: bool,
+    /// The `--with` requirements installed alongside it (normalized and sorted).
+    pub with: Vec<String>,
 }
 
 impl Installed {
@@ -183,6 +238,12 @@ impl Installed {
             self.spec.registry.pin(),
             self.meta.version
         )
+    }
+
+    /// ` --with REQ` for each requirement installed alongside (empty without any): what a
+    /// snapshot's source adds to `pypi NAME@VERSION` so it says exactly what was run.
+    pub fn with_words(&self) -> String {
+        self.with.iter().map(|w| format!(" --with {w}")).collect()
     }
 
     /// The bin entry or console script to start: `wanted`, the only one, or the one named
@@ -284,6 +345,10 @@ impl Installed {
     /// How a person starts the same server (`npx -y NAME@VERSION ARGS`, `uvx ...`).
     pub fn start_line(&self, bin: &str, args: &[String]) -> String {
         let tail = self.spec.name.rsplit('/').next().unwrap_or(&self.spec.name);
+        let with = self
+            .with
+            .iter()
+            .flat_map(|w| ["--with".to_string(), w.clone()]);
         let mut words: Vec<String> = match self.spec.registry {
             Registry::Npm if bin == tail || self.meta.bins.len() == 1 => {
                 vec!["npx".into(), "-y".into(), self.pinned()]
@@ -295,8 +360,14 @@ impl Installed {
                 self.pinned(),
                 bin.into(),
             ],
-            Registry::Pypi if bin == self.spec.name => vec!["uvx".into(), self.pinned()],
-            Registry::Pypi => vec!["uvx".into(), "--from".into(), self.pinned(), bin.into()],
+            Registry::Pypi if bin == self.spec.name => std::iter::once("uvx".to_string())
+                .chain(with)
+                .chain([self.pinned()])
+                .collect(),
+            Registry::Pypi => std::iter::once("uvx".to_string())
+                .chain(with)
+                .chain(["--from".into(), self.pinned(), bin.into()])
+                .collect(),
         };
         words.extend(args.iter().cloned());
         shell_join(&words)
@@ -366,9 +437,15 @@ pub fn cleanup() {
 
 /// Installs the package, or finds it installed, and reads what it says about itself.
 pub fn install(spec: &Spec, launch: &Launch, quiet: bool) -> Result<Installed> {
+    if !launch.with.is_empty() && spec.registry != Registry::Pypi {
+        return Err(Error::new(
+            "--with applies to --pypi packages (requirements installed alongside)",
+        ));
+    }
+    let with = with_requirements(&launch.with)?;
     let root = registry_dir(spec.registry)?;
     let found = spec.version.as_ref().and_then(|v| {
-        let dir = root.join(spec.dir_name(v));
+        let dir = root.join(spec.dir_name(v, &with));
         read_meta(spec, &dir).ok().map(|meta| (dir, meta))
     });
     let installed = match found {
@@ -377,8 +454,9 @@ pub fn install(spec: &Spec, launch: &Launch, quiet: bool) -> Result<Installed> {
             dir,
             meta,
             fresh: false,
+            with,
         },
-        None => fresh_install(spec, launch, &root, quiet)?,
+        None => fresh_install(spec, launch, &with, &root, quiet)?,
     };
     if launch.no_keep {
         REMOVE_AFTER
@@ -389,7 +467,13 @@ pub fn install(spec: &Spec, launch: &Launch, quiet: bool) -> Result<Installed> {
     Ok(installed)
 }
 
-fn fresh_install(spec: &Spec, launch: &Launch, root: &Path, quiet: bool) -> Result<Installed> {
+fn fresh_install(
+    spec: &Spec,
+    launch: &Launch,
+    with: &[String],
+    root: &Path,
+    quiet: bool,
+) -> Result<Installed> {
     std::fs::create_dir_all(root)
         .map_err(|e| Error::new(format!("{}: cannot create: {e}", root.display())))?;
     let tmp = tempfile::Builder::new()
@@ -399,9 +483,12 @@ fn fresh_install(spec: &Spec, launch: &Launch, root: &Path, quiet: bool) -> Resu
     let dir = tmp.path().to_path_buf();
     if !quiet {
         eprintln!(
-            "mcprisk: installing {} {}",
+            "mcprisk: installing {} {}{}",
             spec.registry.as_str(),
-            spec.pinned()
+            spec.pinned(),
+            with.iter()
+                .map(|w| format!(" with {w}"))
+                .collect::<String>()
         );
     }
     match spec.registry {
@@ -440,7 +527,10 @@ fn fresh_install(spec: &Spec, launch: &Launch, root: &Path, quiet: bool) -> Resu
                 "--no-input",
                 "--only-binary=:all:",
             ])
-            .arg(spec.pinned());
+            .arg(spec.pinned())
+            // In the same resolution as the package: pip picks the package's other
+            // dependencies to fit them.
+            .args(with);
             run_installer(pip, spec)?;
         }
     }
@@ -454,7 +544,7 @@ fn fresh_install(spec: &Spec, launch: &Launch, root: &Path, quiet: bool) -> Resu
             )));
         }
     }
-    let dest = root.join(spec.dir_name(&meta.version));
+    let dest = root.join(spec.dir_name(&meta.version, with));
     let tmp_path = tmp.keep();
     if dest.exists() && read_meta(spec, &dest).is_ok() {
         // Installed meanwhile (or earlier, without a version asked for): keep that one.
@@ -469,13 +559,58 @@ fn fresh_install(spec: &Spec, launch: &Launch, root: &Path, quiet: bool) -> Resu
             dest.display()
         )));
     }
+    if spec.registry == Registry::Pypi {
+        relocate_scripts(&dest, &tmp_path);
+    }
     let meta = read_meta(spec, &dest)?;
     Ok(Installed {
         spec: spec.clone(),
         dir: dest,
         meta,
         fresh: true,
+        with: with.to_vec(),
     })
+}
+
+/// pip writes each console script with a `#!` line naming the venv's python where it was
+/// built (the `.installing-` directory). mcprisk starts the server's own script through the
+/// venv's python, but a server that runs another of its scripts by name (semgrep-mcp runs
+/// `semgrep`) would fail with "No such file or directory" once the venv is moved into place:
+/// point those lines (the first two, for pip's `#!/bin/sh` + `'''exec'` form) at where it is.
+fn relocate_scripts(venv: &Path, built_at: &Path) {
+    let old = built_at.display().to_string();
+    let new = venv.display().to_string();
+    let Ok(rd) = std::fs::read_dir(venv.join("bin")) else {
+        return;
+    };
+    for e in rd.flatten() {
+        let p = e.path();
+        if e.file_type().map_or(true, |t| !t.is_file()) {
+            continue; // python itself is a link to the base interpreter
+        }
+        let Ok(bytes) = std::fs::read(&p) else {
+            continue;
+        };
+        if !bytes.starts_with(b"#!") {
+            continue;
+        }
+        let head_end = bytes
+            .iter()
+            .enumerate()
+            .filter(|(_, &b)| b == b'\n')
+            .nth(1)
+            .map_or(bytes.len(), |(i, _)| i);
+        let Ok(head) = std::str::from_utf8(&bytes[..head_end]) else {
+            continue;
+        };
+        if !head.contains(&old) {
+            continue;
+        }
+        let mut out = head.replace(&old, &new).into_bytes();
+        out.extend_from_slice(&bytes[head_end..]);
+        // Written in place: the file keeps its mode.
+        let _ = std::fs::write(&p, out);
+    }
 }
 
 /// `npm`, or `$MCPRISK_NPM`.
@@ -823,11 +958,11 @@ mod tests {
         let s = Spec::parse(Registry::Npm, "@playwright/mcp").unwrap();
         assert_eq!((s.name.as_str(), s.version), ("@playwright/mcp", None));
         let s = Spec::parse(Registry::Npm, "tavily-mcp@0.2.22").unwrap();
-        assert_eq!(s.dir_name("0.2.22"), "tavily-mcp@0.2.22");
+        assert_eq!(s.dir_name("0.2.22", &[]), "tavily-mcp@0.2.22");
         assert_eq!(
             Spec::parse(Registry::Npm, "@a/b@1.0.0")
                 .unwrap()
-                .dir_name("1.0.0"),
+                .dir_name("1.0.0", &[]),
             "@a+b@1.0.0"
         );
         let s = Spec::parse(Registry::Pypi, "mcp-server-git==2025.1.14").unwrap();
@@ -837,6 +972,42 @@ mod tests {
         }
         assert!(Spec::parse(Registry::Pypi, "x>=1").is_err());
         assert!(Spec::parse(Registry::Pypi, "a/b").is_err());
+    }
+
+    #[test]
+    fn with_requirements_are_checked_and_part_of_the_install_identity() {
+        let given = vec![
+            " mcp < 2 ".to_string(),
+            "bibtexparser<2".into(),
+            "mcp<2".into(),
+        ];
+        let with = with_requirements(&given).unwrap();
+        assert_eq!(with, ["bibtexparser<2", "mcp<2"]);
+        assert!(check_with("lxml[html_clean]>=5.2,!=5.3.*").is_ok());
+        for bad in [
+            "-r/etc/passwd",
+            "--index-url=x",
+            "pkg @ https://example.invalid/x.whl",
+            "./local",
+            "x; python_version<'3.12'",
+            "",
+        ] {
+            assert!(check_with(bad).is_err(), "{bad}");
+        }
+        let s = Spec::parse(Registry::Pypi, "pdf-tools-mcp==0.1.4").unwrap();
+        let a = s.dir_name("0.1.4", &with);
+        assert!(a.starts_with("pdf-tools-mcp==0.1.4+with-"), "{a}");
+        assert_ne!(a, s.dir_name("0.1.4", &["mcp<2".to_string()]));
+        assert_eq!(s.dir_name("0.1.4", &[]), "pdf-tools-mcp==0.1.4");
+        // The order given does not matter.
+        let b = with_requirements(&["mcp<2".into(), "bibtexparser<2".into()]).unwrap();
+        assert_eq!(s.dir_name("0.1.4", &b), a);
+        // scripts/harvest.py computes the same key to find (and remove) the install.
+        assert_eq!(
+            with_key(&["mcp<2".to_string()]).as_deref(),
+            Some("6a90e873a046")
+        );
+        assert_eq!(with_key(&[]), None);
     }
 
     #[test]

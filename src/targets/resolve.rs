@@ -161,6 +161,7 @@ pub fn launch_of(t: &TargetArgs) -> Result<Launch> {
             (!t.args.is_empty(), "--arg"),
             (!t.env.is_empty(), "--env"),
             (t.python.is_some(), "--python"),
+            (!t.with.is_empty(), "--with"),
             (t.no_keep, "--no-keep"),
         ] {
             if given {
@@ -170,6 +171,12 @@ pub fn launch_of(t: &TargetArgs) -> Result<Launch> {
             }
         }
     }
+    if !t.with.is_empty() && !t.npm.is_empty() {
+        return Err(Error::new(
+            "--with applies to --pypi packages (requirements installed alongside); an --npm package was given",
+        ));
+    }
+    let with = crate::targets::package::with_requirements(&t.with)?;
     if packages > 1 && (t.bin.is_some() || !t.args.is_empty()) {
         return Err(Error::new(
             "--bin and --arg apply to one package; name one --npm or --pypi package with them",
@@ -180,6 +187,7 @@ pub fn launch_of(t: &TargetArgs) -> Result<Launch> {
         args: t.args.clone(),
         env,
         python: t.python.clone(),
+        with,
         no_keep: t.no_keep,
         no_network: false,
     })
