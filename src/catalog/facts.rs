@@ -133,26 +133,9 @@ pub fn identity(i: &Installed) -> (String, Identity) {
 
 /// Whether an environment variable's name says it holds a secret.
 pub fn secret_name(name: &str) -> bool {
-    let k = name.to_ascii_uppercase().replace('-', "_");
-    [
-        "TOKEN",
-        "SECRET",
-        "PASSWORD",
-        "PASSWD",
-        "API_KEY",
-        "APIKEY",
-        "ACCESS_KEY",
-        "PRIVATE_KEY",
-        "CREDENTIAL",
-        "AUTH",
-        "_PAT",
-        "_KEY",
-        "COOKIE",
-    ]
-    .iter()
-    .any(|p| k.contains(p))
-        || k == "PAT"
-        || k.ends_with("KEY")
+    // The one judgement every part of mcprisk uses: `MEMORY_FILE_PATH` is a place, not a
+    // personal access token (issue 12, item 16).
+    crate::targets::clients::secret::credential_name(name)
 }
 
 /// The auth posture a package showed: the variables it was given (placeholders), the kinds
@@ -430,5 +413,7 @@ mod tests {
         assert!(secret_name("GITHUB_PERSONAL_ACCESS_TOKEN"));
         assert!(secret_name("OPENAI_API_KEY"));
         assert!(!secret_name("LOG_LEVEL"));
+        assert!(!secret_name("GDRIVE_CREDENTIALS_PATH"));
+        assert!(!secret_name("MEMORY_FILE_PATH"));
     }
 }
