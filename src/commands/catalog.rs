@@ -267,17 +267,7 @@ fn add(args: &AddArgs) -> Result<u8> {
     if !problems.is_empty() {
         return Err(Error::new(format!("{facts}: {}", problems.join("; "))));
     }
-    let text = serde_saphyr::to_string(&record)
-        .map_err(|e| Error::new(format!("cannot write the record: {e}")))?;
-    let back: Record = serde_saphyr::from_str(&text)
-        .map_err(|e| Error::new(format!("the written record does not read back: {e}")))?;
-    if back.snapshot.as_ref().map(Snapshot::expected_fingerprint)
-        != back.snapshot.as_ref().map(|s| s.fingerprint.clone())
-    {
-        return Err(Error::new(
-            "the written record does not keep the snapshot exactly",
-        ));
-    }
+    let text = record_text(&record)?;
     std::fs::create_dir_all(&args.dir).map_err(|e| Error::new(format!("{}: {e}", args.dir)))?;
     // The record is written in the directory: a link there is replaced, never followed.
     crate::output::replace_file(&dest, |w| w.write_all(text.as_bytes()).map_err(io_err))?;
@@ -527,17 +517,7 @@ fn add_package(args: &AddArgs) -> Result<u8> {
             problems.join("; ")
         )));
     }
-    let text = serde_saphyr::to_string(&record)
-        .map_err(|e| Error::new(format!("cannot write the record: {e}")))?;
-    let back: Record = serde_saphyr::from_str(&text)
-        .map_err(|e| Error::new(format!("the written record does not read back: {e}")))?;
-    if back.snapshot.as_ref().map(Snapshot::expected_fingerprint)
-        != back.snapshot.as_ref().map(|s| s.fingerprint.clone())
-    {
-        return Err(Error::new(
-            "the written record does not keep the snapshot exactly",
-        ));
-    }
+    let text = record_text(&record)?;
     if std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink()) && !args.force {
         return Err(Error::new(format!(
             "{}: is a symbolic link; not writing through it (--force replaces the link with the record)",
@@ -555,4 +535,21 @@ fn add_package(args: &AddArgs) -> Result<u8> {
         );
     }
     Ok(code)
+}
+
+/// A record as the YAML written to its file, checked to read back with its snapshot's
+/// fingerprint intact (a record that would not reproduce its snapshot is never written).
+fn record_text(record: &Record) -> Result<String> {
+    let text = serde_saphyr::to_string(record)
+        .map_err(|e| Error::new(format!("cannot write the record: {e}")))?;
+    let back: Record = serde_saphyr::from_str(&text)
+        .map_err(|e| Error::new(format!("the written record does not read back: {e}")))?;
+    if back.snapshot.as_ref().map(Snapshot::expected_fingerprint)
+        != back.snapshot.as_ref().map(|s| s.fingerprint.clone())
+    {
+        return Err(Error::new(
+            "the written record does not keep the snapshot exactly",
+        ));
+    }
+    Ok(text)
 }
