@@ -453,34 +453,46 @@ fn texts(offers: &Offers) -> Vec<Texts<'_>> {
         });
     }
     for r in &offers.resources {
-        let mut prose = vec![
-            ("name".to_string(), r.name.as_str()),
-            ("description".to_string(), r.description.as_str()),
-        ];
-        if let Some(t) = &r.title {
-            prose.push(("title".into(), t.as_str()));
-        }
-        out.push(Texts {
-            subject: Subject::new(OfferKind::Resource, &r.uri),
-            raw: Some(&r.raw),
-            prose,
-        });
+        out.push(resource_texts(
+            Subject::new(OfferKind::Resource, &r.uri),
+            &r.name,
+            &r.description,
+            r.title.as_deref(),
+            &r.raw,
+        ));
     }
     for r in &offers.resource_templates {
-        let mut prose = vec![
-            ("name".to_string(), r.name.as_str()),
-            ("description".to_string(), r.description.as_str()),
-        ];
-        if let Some(t) = &r.title {
-            prose.push(("title".into(), t.as_str()));
-        }
-        out.push(Texts {
-            subject: Subject::new(OfferKind::ResourceTemplate, &r.uri_template),
-            raw: Some(&r.raw),
-            prose,
-        });
+        out.push(resource_texts(
+            Subject::new(OfferKind::ResourceTemplate, &r.uri_template),
+            &r.name,
+            &r.description,
+            r.title.as_deref(),
+            &r.raw,
+        ));
     }
     out
+}
+
+/// The texts of a resource or a resource template: its name, description and title.
+fn resource_texts<'a>(
+    subject: Subject,
+    name: &'a str,
+    description: &'a str,
+    title: Option<&'a str>,
+    raw: &'a Value,
+) -> Texts<'a> {
+    let mut prose = vec![
+        ("name".to_string(), name),
+        ("description".to_string(), description),
+    ];
+    if let Some(t) = title {
+        prose.push(("title".into(), t));
+    }
+    Texts {
+        subject,
+        raw: Some(raw),
+        prose,
+    }
 }
 
 #[cfg(test)]
