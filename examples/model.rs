@@ -97,11 +97,38 @@ fn main() -> ExitCode {
                 println!("{name}: {:.0} tools/s", tools.len() as f64 / best);
             }
         }
+        Some("verdicts") => {
+            // Training split only: every verdict in full, to check that a change meant to
+            // keep them (a speed-up) does.
+            let engine = Engine::new(RuleFile::embedded());
+            for s in corpus.split(false) {
+                for t in &s.tools {
+                    let v = engine.classify(&t.tool);
+                    println!(
+                        "{}\t{}\t{}\t{}\t{}\t{:?}\t{:?}\t{:?}",
+                        s.id,
+                        t.tool.name,
+                        v.category,
+                        v.severity,
+                        v.confidence,
+                        v.review,
+                        v.evidence,
+                        v.findings
+                    );
+                }
+            }
+        }
         Some("keys") => {
             for s in corpus.split(false) {
                 for t in &s.tools {
                     let ex: Example = evaluate::example(&rules, &s.id, t);
-                    println!("{}\t{}\t{}\t{}", s.id, t.tool.name, ex.label, ex.keys.join(" "));
+                    println!(
+                        "{}\t{}\t{}\t{}",
+                        s.id,
+                        t.tool.name,
+                        ex.label,
+                        ex.keys.join(" ")
+                    );
                 }
             }
         }

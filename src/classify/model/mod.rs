@@ -104,13 +104,20 @@ impl Model {
     ) -> Prediction {
         s.keys.clear();
         keys(tool, f, rules, &mut s.tokens, &mut s.keys);
-        // Each key counts once, whatever its repeats.
-        s.keys.hashes.sort_unstable();
-        s.keys.hashes.dedup_by_key(|(h, _)| *h);
-        s.hashes.clear();
-        s.hashes.extend(s.keys.hashes.iter().map(|&(h, _)| h));
+        // The known keys' rows, each once whatever its repeats (one row per key, so rows
+        // deduplicate as keys do), in row order.
+        s.found.clear();
+        for &(h, i) in &s.keys.hashes {
+            if let Some(row) = self.table.find(h) {
+                s.found.push((row, i));
+            }
+        }
+        s.found.sort_unstable_by_key(|&(row, _)| row);
+        s.found.dedup_by_key(|(row, _)| *row);
         Prediction {
-            probabilities: self.table.probabilities(&s.hashes),
+            probabilities: self
+                .table
+                .probabilities_of_rows(s.found.iter().map(|&(row, _)| row)),
         }
     }
 
@@ -120,28 +127,32 @@ impl Model {
     /// evidence of their own.
     pub fn reasons(&self, f: &Features, c: Category, limit: usize, s: &Scratch) -> Vec<String> {
         let ci = c as usize;
-        let mut scored: Vec<(f32, &str)> = s
-            .keys
-            .hashes
-            .iter()
-            .filter_map(|&(h, i)| {
-                let key = s.keys.key_text(i);
-                if ["rc:", "r:", "np:"].iter().any(|p| key.starts_with(p)) {
-                    return None;
-                }
-                let w = self.table.get(h)?;
-                let others = (0..5)
-                    .filter(|&o| o != ci)
-                    .map(|o| w[o])
-                    .fold(f32::MIN, f32::max);
-                let margin = w[ci] - others;
-                (margin > 0.05).then_some((margin, key))
-            })
-            .collect();
-        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
-        scored
-            .into_iter()
-            .take(limit)
+        // The `limit` strongest, kept in order as they are found: (margin, key text).
+        let mut best: Vec<(f32, &str)> = Vec::with_capacity(limit + 1);
+        for &(row, i) in &s.found {
+            if matches!(
+                s.keys.places[i as usize],
+                Place::Rule | Place::RuleVerdict | Place::Arity
+            ) {
+                continue;
+            }
+            let w = self.table.row(row);
+            let others = (0..5)
+                .filter(|&o| o != ci)
+                .map(|o| w[o])
+                .fold(f32::MIN, f32::max);
+            let margin = w[ci] - others;
+            if margin <= 0.05 {
+                continue;
+            }
+            let key = s.keys.key_text(i);
+            let at = best.partition_point(|b| b.0 > margin || (b.0 == margin && b.1 < key));
+            if at < limit {
+                best.insert(at, (margin, key));
+                best.truncate(limit);
+            }
+        }
+        best.into_iter()
             .map(|(_, k)| describe_key(k, s.tokens.description_words(), f))
             .collect()
     }
@@ -152,7 +163,8 @@ impl Model {
 pub struct Scratch {
     tokens: TokenScratch,
     keys: Recorder,
-    hashes: Vec<u64>,
+    /// The known keys of the tool last predicted: (row, key index), each row once.
+    found: Vec<(u32, u32)>,
 }
 
 /// Every feature key of a tool: its words, and the rules' signals.

@@ -184,6 +184,8 @@ fn hash_parts(place: Place, parts: &[&str]) -> u64 {
 pub struct Recorder {
     /// Each key's hash and its index, in emission order (repeats included).
     pub hashes: Vec<(u64, u32)>,
+    /// Each key's place, by index.
+    pub places: Vec<Place>,
     text: String,
     ends: Vec<u32>,
 }
@@ -192,6 +194,7 @@ impl Recorder {
     /// Empties it, keeping its buffers.
     pub fn clear(&mut self) {
         self.hashes.clear();
+        self.places.clear();
         self.text.clear();
         self.ends.clear();
     }
@@ -217,6 +220,7 @@ impl KeySink for Recorder {
         }
         let i = self.ends.len() as u32;
         self.ends.push(self.text.len() as u32);
+        self.places.push(place);
         self.hashes.push((hash_key(&self.text[start..]), i));
     }
 }

@@ -264,12 +264,35 @@ impl Table {
 
     /// A feature's weights, if the model knows it.
     pub fn get(&self, hash: u64) -> Option<&[f32; K]> {
+        self.find(hash).map(|i| self.row(i))
+    }
+
+    /// The index of a feature's row, if the model knows it. Rows are in the order of their
+    /// hashes, so summing rows in index order sums them in hash order.
+    pub fn find(&self, hash: u64) -> Option<u32> {
         let b = (hash >> (64 - BUCKET_BITS)) as usize;
         let (start, end) = (self.starts[b] as usize, self.starts[b + 1] as usize);
         self.hashes[start..end]
             .iter()
             .position(|&h| h == hash)
-            .map(|i| &self.rows[start + i])
+            .map(|i| (start + i) as u32)
+    }
+
+    /// Row `i`'s weights (an index [`Table::find`] gave).
+    pub fn row(&self, i: u32) -> &[f32; K] {
+        &self.rows[i as usize]
+    }
+
+    /// The class probabilities of a tool whose known features have these rows (each once, in
+    /// ascending order).
+    pub fn probabilities_of_rows(&self, rows: impl Iterator<Item = u32>) -> [f64; K] {
+        let mut z: [f64; K] = self.bias.map(f64::from);
+        for i in rows {
+            for (zc, wc) in z.iter_mut().zip(self.row(i)) {
+                *zc += f64::from(*wc);
+            }
+        }
+        softmax(z, self.temperature)
     }
 
     /// The class probabilities of a tool with these feature hashes (each counted once).
