@@ -201,46 +201,52 @@ pub fn describe_key(key: &str, description: &Words, f: &Features) -> String {
     let Some(place) = Place::of_prefix(prefix) else {
         return key.to_string();
     };
-    let parts: Vec<&str> = rest.split('+').collect();
-    let shown: Vec<String> = parts
-        .iter()
-        .map(|p| spelled(place, p, description, f).unwrap_or_else(|| (*p).to_string()))
-        .collect();
-    let quoted = shown
-        .iter()
-        .map(|s| format!("'{s}'"))
-        .collect::<Vec<_>>()
-        .join(" + ");
+    let mut parts = rest.split('+');
+    let first = parts.next().unwrap_or_default();
+    match place {
+        Place::Annotation => {
+            return format!("annotation {first}={}", parts.next().unwrap_or_default());
+        }
+        Place::Rule => return format!("rule {first}"),
+        _ => {}
+    }
+    // Each part quoted, as the tool spells it: 'close' + 'position'.
+    let mut quoted = String::with_capacity(rest.len() + 24);
+    for (i, p) in rest.split('+').enumerate() {
+        if i > 0 {
+            quoted.push_str(" + ");
+        }
+        quoted.push('\'');
+        match spelled(place, p, description, f) {
+            Some(w) => quoted.push_str(w),
+            None => quoted.push_str(p),
+        }
+        quoted.push('\'');
+    }
     match place {
         Place::Property | Place::Switch | Place::FreeText => {
             format!("{} {}", place.describe(), quoted)
         }
-        Place::Annotation => format!("annotation {}={}", parts[0], parts.get(1).unwrap_or(&"")),
-        Place::Rule => format!("rule {}", parts[0]),
         _ => format!("{quoted} {}", place.describe()),
     }
 }
 
 /// The word of the tool that a stem came from, as the tool spells it (lowercased).
-fn spelled(place: Place, stem: &str, description: &Words, f: &Features) -> Option<String> {
-    let matches = |w: &str| tokens::stem(w) == stem;
+fn spelled<'a>(place: Place, stem: &str, description: &'a Words, f: &'a Features) -> Option<&'a str> {
+    let matches = |w: &&str| tokens::stem(w) == stem;
     match place {
         Place::Name | Place::NameFirst | Place::NameLast | Place::NamePair | Place::Verb => f
             .name_words
             .iter()
-            .find(|w| matches(w))
-            .map(str::to_string)
+            .find(matches)
             .or_else(|| spelled(Place::Description, stem, description, f)),
-        Place::Lead | Place::Description => {
-            description.iter().find(|w| matches(w)).map(str::to_string)
-        }
+        Place::Lead | Place::Description => description.iter().find(matches),
         Place::Property | Place::Switch | Place::FreeText => (0..f.properties.len())
             .find(|&i| f.key(i) == stem)
-            .map(|i| f.properties[i].name.to_string()),
+            .map(|i| f.properties[i].name),
         Place::PropertyWord => (0..f.properties.len())
-            .flat_map(|i| f.words_of(i).collect::<Vec<_>>())
-            .find(|w| matches(w))
-            .map(str::to_string),
+            .flat_map(|i| f.words_of(i))
+            .find(matches),
         _ => None,
     }
 }
