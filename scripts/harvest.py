@@ -133,7 +133,10 @@ def install_dir(pkg):
         name, ver = spec[:i], spec[i + 1:]
         return os.path.join(base, f"{name.replace('/', '+')}@{ver}")
     key = with_key(pkg.get("with", []))
-    return os.path.join(base, spec + (f"+with-{key}" if key else ""))
+    # mcprisk's python_key for a version (`3.12`); harvest lists name versions only.
+    py = pkg.get("python")
+    py = py[len("python"):] if py and py.startswith("python") else py
+    return os.path.join(base, spec + (f"+with-{key}" if key else "") + (f"+py{py}" if py else ""))
 
 
 def node22_bin():
@@ -205,7 +208,9 @@ def run_one(pkg, a, network_off):
     start = time.time()
     # A scratch directory named after the package, the same on every run: some servers put
     # their working directory into a tool's description.
-    scratch = os.path.join(tempfile.gettempdir(), "mcprisk-scratch", os.path.basename(install_dir(pkg)))
+    # (Named without the `+py` part, as it was before --python was part of the install's name.)
+    scratch = os.path.join(tempfile.gettempdir(), "mcprisk-scratch",
+                           os.path.basename(install_dir(dict(pkg, python=None))))
     shutil.rmtree(scratch, ignore_errors=True)
     os.makedirs(scratch)
     path = BASE_PATH

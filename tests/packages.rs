@@ -341,6 +341,23 @@ fn scan_pypi_installs_from_local_wheels_into_a_venv() {
     );
     assert!(!text.contains(".installing-"), "{text}");
 
+    // Another interpreter is another install: the one above is not reused for it (here the
+    // interpreter does not exist, so the new install fails and says which one it tried).
+    let out = mcprisk(&cache)
+        .args([
+            "scan",
+            "--pypi",
+            "mcp-server-time==2026.10.19",
+            "--python",
+            "/nonexistent/python3.99",
+            "-q",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("/nonexistent/python3.99"), "{err}");
+
     // The record's facts come from the wheel's METADATA; a PyPI name proves no owner.
     let out = tmp.path().join("records");
     mcprisk(&cache)

@@ -4,8 +4,9 @@
 //! wheel's METADATA and entry_points.txt). Naming the package is consent to run it, as `--` is.
 //!
 //! Installs live in `$CACHE/packages/npm/<name, every / as +>@<version>` (an npm `--prefix`)
-//! and `$CACHE/packages/pypi/<name>==<version>` (a venv; `<name>==<version>+with-<hash>` when
-//! `--with` requirements were installed alongside), where `$CACHE` is
+//! and `$CACHE/packages/pypi/<name>==<version>` (a venv; `+with-<hash>` is added when `--with`
+//! requirements were installed alongside, `+py<version>` when `--python` chose the interpreter;
+//! see [`python_key`]), where `$CACHE` is
 //! `$MCPRISK_CACHE_DIR`, else `$XDG_CACHE_HOME/mcprisk`, else `~/.cache/mcprisk`; one that is
 //! there is reused without touching the network. npm installs run with `--ignore-scripts` and
 //! pip installs with `--only-binary=:all:`: installing must not run the package's own code.
@@ -120,17 +121,21 @@ impl Spec {
     }
 
     /// The install directory's name inside the registry's cache folder: the package and
-    /// version, and for an install with `--with` requirements a key of them (the same
-    /// package@version with other requirements is another install).
-    fn dir_name(&self, version: &str, with: &[String]) -> String {
-        let base = match self.registry {
+    /// version; for an install with `--with` requirements a key of them, and for one made
+    /// with `--python` the interpreter's (the same package@version with other requirements,
+    /// or in another Python, is another install).
+    fn dir_name(&self, version: &str, with: &[String], python: Option<&str>) -> String {
+        let mut name = match self.registry {
             Registry::Npm => format!("{}@{version}", self.name.replace('/', "+")),
             Registry::Pypi => format!("{}=={version}", self.name),
         };
-        match with_key(with) {
-            Some(k) => format!("{base}+with-{k}"),
-            None => base,
+        if let Some(k) = with_key(with) {
+            name.push_str(&format!("+with-{k}"));
         }
+        if let Some(k) = python.map(python_key) {
+            name.push_str(&format!("+py{k}"));
+        }
+        name
     }
 }
 
@@ -174,6 +179,19 @@ pub fn with_key(with: &[String]) -> Option<String> {
     }
     let hex = format!("{:x}", Sha256::digest(with.join("\n").as_bytes()));
     Some(hex[..12].to_string())
+}
+
+/// The part of an install's identity that `--python` adds: the version asked for (`3.12` and
+/// `python3.12` are both `3.12`), or for an interpreter named by path or another name the
+/// first 12 hex digits of the sha256 of that name, after `-`.
+pub fn python_key(python: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let version = python.strip_prefix("python").unwrap_or(python);
+    if !version.is_empty() && version.chars().all(|c| c.is_ascii_digit() || c == '.') {
+        return version.to_string();
+    }
+    let hex = format!("{:x}", Sha256::digest(python.as_bytes()));
+    format!("-{}", &hex[..12])
 }
 
 /// How to start the installed package, from the command line.
@@ -445,7 +463,7 @@ pub fn install(spec: &Spec, launch: &Launch, quiet: bool) -> Result<Installed> {
     let with = with_requirements(&launch.with)?;
     let root = registry_dir(spec.registry)?;
     let found = spec.version.as_ref().and_then(|v| {
-        let dir = root.join(spec.dir_name(v, &with));
+        let dir = root.join(spec.dir_name(v, &with, launch.python.as_deref()));
         read_meta(spec, &dir).ok().map(|meta| (dir, meta))
     });
     let installed = match found {
@@ -544,7 +562,7 @@ fn fresh_install(
             )));
         }
     }
-    let dest = root.join(spec.dir_name(&meta.version, with));
+    let dest = root.join(spec.dir_name(&meta.version, with, launch.python.as_deref()));
     let tmp_path = tmp.keep();
     if dest.exists() && read_meta(spec, &dest).is_ok() {
         // Installed meanwhile (or earlier, without a version asked for): keep that one.
@@ -958,11 +976,11 @@ mod tests {
         let s = Spec::parse(Registry::Npm, "@playwright/mcp").unwrap();
         assert_eq!((s.name.as_str(), s.version), ("@playwright/mcp", None));
         let s = Spec::parse(Registry::Npm, "tavily-mcp@0.2.22").unwrap();
-        assert_eq!(s.dir_name("0.2.22", &[]), "tavily-mcp@0.2.22");
+        assert_eq!(s.dir_name("0.2.22", &[], None), "tavily-mcp@0.2.22");
         assert_eq!(
             Spec::parse(Registry::Npm, "@a/b@1.0.0")
                 .unwrap()
-                .dir_name("1.0.0", &[]),
+                .dir_name("1.0.0", &[], None),
             "@a+b@1.0.0"
         );
         let s = Spec::parse(Registry::Pypi, "mcp-server-git==2025.1.14").unwrap();
@@ -995,19 +1013,45 @@ mod tests {
             assert!(check_with(bad).is_err(), "{bad}");
         }
         let s = Spec::parse(Registry::Pypi, "pdf-tools-mcp==0.1.4").unwrap();
-        let a = s.dir_name("0.1.4", &with);
+        let a = s.dir_name("0.1.4", &with, None);
         assert!(a.starts_with("pdf-tools-mcp==0.1.4+with-"), "{a}");
-        assert_ne!(a, s.dir_name("0.1.4", &["mcp<2".to_string()]));
-        assert_eq!(s.dir_name("0.1.4", &[]), "pdf-tools-mcp==0.1.4");
+        assert_ne!(a, s.dir_name("0.1.4", &["mcp<2".to_string()], None));
+        assert_eq!(s.dir_name("0.1.4", &[], None), "pdf-tools-mcp==0.1.4");
         // The order given does not matter.
         let b = with_requirements(&["mcp<2".into(), "bibtexparser<2".into()]).unwrap();
-        assert_eq!(s.dir_name("0.1.4", &b), a);
+        assert_eq!(s.dir_name("0.1.4", &b, None), a);
         // scripts/harvest.py computes the same key to find (and remove) the install.
         assert_eq!(
             with_key(&["mcp<2".to_string()]).as_deref(),
             Some("6a90e873a046")
         );
         assert_eq!(with_key(&[]), None);
+    }
+
+    #[test]
+    fn the_python_asked_for_is_part_of_the_install_identity() {
+        let s = Spec::parse(Registry::Pypi, "mcp-server-time==2026.10.19").unwrap();
+        let plain = s.dir_name("2026.10.19", &[], None);
+        assert_eq!(plain, "mcp-server-time==2026.10.19");
+        let py312 = s.dir_name("2026.10.19", &[], Some("3.12"));
+        assert_eq!(py312, "mcp-server-time==2026.10.19+py3.12");
+        assert_eq!(s.dir_name("2026.10.19", &[], Some("python3.12")), py312);
+        assert_ne!(s.dir_name("2026.10.19", &[], Some("3.11")), py312);
+        let by_path = s.dir_name("2026.10.19", &[], Some("/opt/py/bin/python3"));
+        assert!(
+            by_path.starts_with("mcp-server-time==2026.10.19+py-"),
+            "{by_path}"
+        );
+        assert!(!by_path.contains('/'), "{by_path}");
+        assert_ne!(
+            by_path,
+            s.dir_name("2026.10.19", &[], Some("/usr/bin/python3"))
+        );
+        let with = s.dir_name("2026.10.19", &["mcp<2".to_string()], Some("3.12"));
+        assert!(
+            with.ends_with("+py3.12") && with.contains("+with-"),
+            "{with}"
+        );
     }
 
     #[test]

@@ -232,7 +232,12 @@ pub fn describe_key(key: &str, description: &Words, f: &Features) -> String {
 }
 
 /// The word of the tool that a stem came from, as the tool spells it (lowercased).
-fn spelled<'a>(place: Place, stem: &str, description: &'a Words, f: &'a Features) -> Option<&'a str> {
+fn spelled<'a>(
+    place: Place,
+    stem: &str,
+    description: &'a Words,
+    f: &'a Features,
+) -> Option<&'a str> {
     let matches = |w: &&str| tokens::stem(w) == stem;
     match place {
         Place::Name | Place::NameFirst | Place::NameLast | Place::NamePair | Place::Verb => f
