@@ -503,3 +503,42 @@ fn search_ranks_names_before_tools_and_says_when_nothing_matches() {
         .code(1)
         .stderr(predicates::str::contains("no record matches"));
 }
+
+#[test]
+fn a_record_scanned_by_name_saves_its_tools_as_the_record_holds_them() {
+    // The record's tools move into the assessment (held once); --save-tools still writes
+    // them all, as sent, and scanning the saved file gives the same verdicts.
+    let dir = tempfile::tempdir().unwrap();
+    let saved = dir.path().join("tools.json");
+    let by_name = json_of(&[
+        "scan",
+        "--server",
+        "proxmox",
+        "--save-tools",
+        saved.to_str().unwrap(),
+        "--format",
+        "json",
+        "-q",
+    ]);
+    let doc: Value = serde_json::from_slice(&std::fs::read(&saved).unwrap()).unwrap();
+    let tools = doc["tools"].as_array().unwrap();
+    assert_eq!(tools.len(), 28);
+    let from_file = json_of(&[
+        "scan",
+        "--tools",
+        saved.to_str().unwrap(),
+        "--format",
+        "json",
+        "-q",
+    ]);
+    let verdicts = |d: &Value| -> Vec<(String, String)> {
+        d["servers"][0]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| (t["name"].to_string(), t["category"].to_string()))
+            .collect()
+    };
+    assert_eq!(verdicts(&by_name), verdicts(&from_file));
+    assert_eq!(verdicts(&by_name).len(), 28);
+}

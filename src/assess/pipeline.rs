@@ -200,7 +200,14 @@ pub fn assess_targets(
     }
     if let Some(path) = &fetch.save_tools {
         let f = &fetched[0];
-        match (&f.raw_tools, &f.list) {
+        // A catalog record's tools are kept only parsed, each with its JSON as sent.
+        let from_record: Option<Vec<serde_json::Value>> = match (&f.target.source, &f.list) {
+            (Source::Catalog(_), Ok(list)) => {
+                Some(list.tools.iter().map(|t| t.raw.clone()).collect())
+            }
+            _ => None,
+        };
+        match (f.raw_tools.as_ref().or(from_record.as_ref()), &f.list) {
             (Some(raw), _) => {
                 // The combined capture: the tools and, beside them, whatever else was offered.
                 let mut capture = serde_json::json!({ "tools": raw });

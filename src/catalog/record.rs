@@ -206,6 +206,42 @@ pub struct Record {
 }
 
 impl Record {
+    /// A copy of the record whose snapshot, if any, holds no tools (its source, date and
+    /// fingerprint stay): what a page about the server shows beside an assessment of them.
+    pub fn clone_without_tools(&self) -> Record {
+        let snapshot = self.snapshot.as_ref().map(|s| Snapshot {
+            source: s.source.clone(),
+            taken: s.taken.clone(),
+            server_info: s.server_info.clone(),
+            protocol_version: s.protocol_version.clone(),
+            fingerprint: s.fingerprint.clone(),
+            tools: Vec::new(),
+            instructions: s.instructions.clone(),
+            prompts: s.prompts.clone(),
+            resources: s.resources.clone(),
+            resource_templates: s.resource_templates.clone(),
+        });
+        // Field by field, so that the tools are never copied (and a new field is not forgotten).
+        Record {
+            id: self.id.clone(),
+            name: self.name.clone(),
+            aliases: self.aliases.clone(),
+            summary: self.summary.clone(),
+            repository: self.repository.clone(),
+            publisher: self.publisher.clone(),
+            license: self.license.clone(),
+            packages: self.packages.clone(),
+            command: self.command.clone(),
+            remotes: self.remotes.clone(),
+            transports: self.transports.clone(),
+            identity: self.identity.clone(),
+            auth: self.auth.clone(),
+            snapshot,
+            unscanned: self.unscanned.clone(),
+            overrides: self.overrides.clone(),
+        }
+    }
+
     /// The names of the tools in its snapshot; none without a snapshot.
     pub fn tool_names(&self) -> impl Iterator<Item = &str> {
         self.snapshot.iter().flat_map(Snapshot::tool_names)

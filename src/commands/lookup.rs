@@ -28,12 +28,16 @@ pub fn run(args: &LookupArgs) -> Result<u8> {
         emit(out, |w| lookup::write_unscanned(w, &record).map_err(io_err))?;
         return Ok(0);
     }
+    // The views read the record's facts, not its tools: the tools move into the assessment
+    // and a copy of the rest stays here (a record may hold thousands of tools).
+    let header = record.clone_without_tools();
     let target = Target {
         name: record.id.clone(),
-        source: Source::Catalog(Box::new(record.clone())),
+        source: Source::Catalog(Box::new(record)),
         entry: None,
         needs_consent: false,
     };
+    let record = header;
     let Assessed { servers, .. } = assess_targets(vec![target], &args.assess, true, None)?;
     let server = &servers[0];
     match &args.tool {

@@ -266,8 +266,8 @@ pub fn warn_offer_errors(name: &str, intro: &mcp::Introspection, quiet: bool) {
     }
 }
 
-fn fetch_one(target: Target, opts: &Options) -> Fetched {
-    match &target.source {
+fn fetch_one(mut target: Target, opts: &Options) -> Fetched {
+    match &mut target.source {
         Source::ToolsFile(path) => {
             let list = toollist::load(path).map_err(|e| e.to_string());
             Fetched {
@@ -280,29 +280,11 @@ fn fetch_one(target: Target, opts: &Options) -> Fetched {
             }
         }
         Source::Catalog(record) => {
-            let (list, raw) = match &record.snapshot {
-                Some(s) => (
-                    Ok(toollist::from_tools(s.tools.clone()).with_offers(&s.raw_offers())),
-                    Some(s.tools.clone()),
-                ),
-                None => (
-                    Err(match &record.unscanned {
-                        Some(u) => format!(
-                            "the catalog record {} has no tool snapshot ({}: {}); scan it with: {}",
-                            record.id, u.outcome, u.reason, u.scan
-                        ),
-                        None => format!(
-                            "the catalog record {} has no tool snapshot yet; scan the server to add one",
-                            record.id
-                        ),
-                    }),
-                    None,
-                ),
-            };
+            let list = record_tools(record);
             Fetched {
                 target,
                 list,
-                raw_tools: raw,
+                raw_tools: None,
                 wire: None,
                 warnings: Vec::new(),
                 incomplete: None,
@@ -320,6 +302,27 @@ fn fetch_one(target: Target, opts: &Options) -> Fetched {
             let result = mcp::introspect_http(url, &exposed, opts);
             finish(target.clone(), result)
         }
+    }
+}
+
+/// A catalog record's tool list. The tools move out of the record (nothing reads them there
+/// afterwards), and each parsed tool keeps its JSON as sent (`Tool::raw`), so a record of
+/// thousands of tools is held once, not four times.
+fn record_tools(record: &mut crate::catalog::Record) -> std::result::Result<ToolList, String> {
+    match &mut record.snapshot {
+        Some(s) => {
+            Ok(toollist::from_tools(std::mem::take(&mut s.tools)).with_offers(&s.raw_offers()))
+        }
+        None => Err(match &record.unscanned {
+            Some(u) => format!(
+                "the catalog record {} has no tool snapshot ({}: {}); scan it with: {}",
+                record.id, u.outcome, u.reason, u.scan
+            ),
+            None => format!(
+                "the catalog record {} has no tool snapshot yet; scan the server to add one",
+                record.id
+            ),
+        }),
     }
 }
 
