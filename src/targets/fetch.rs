@@ -130,6 +130,9 @@ pub fn fetch_all(
         .collect();
     let next = AtomicUsize::new(0);
     let slots: Vec<Mutex<Option<Fetched>>> = (0..n).map(|_| Mutex::new(None)).collect();
+    // Each target is handed over, not copied: a catalog record may hold thousands of tools.
+    let targets: Vec<Mutex<Option<Target>>> =
+        targets.into_iter().map(|t| Mutex::new(Some(t))).collect();
     let targets_ref = &targets;
     std::thread::scope(|scope| {
         for _ in 0..jobs.clamp(1, n.max(1)) {
@@ -141,7 +144,15 @@ pub fn fetch_all(
                 if let Some(bar) = &bars[i] {
                     bar.set_message("listing tools");
                 }
-                let fetched = fetch_one(targets_ref[i].clone(), opts);
+                // Each index is taken by one thread only, so the slot still holds its target.
+                let Some(target) = targets_ref[i]
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .take()
+                else {
+                    continue;
+                };
+                let fetched = fetch_one(target, opts);
                 if let Some(bar) = &bars[i] {
                     match &fetched.list {
                         Ok(l) => bar.finish_with_message(format!("{} tools", l.tools.len())),
