@@ -79,9 +79,10 @@ impl Service {
     /// The assessment of a catalog record, exactly as `mcprisk lookup ID --format json` computes
     /// it (a record without a tool snapshot is graded F with the reason).
     pub fn assess_record(&self, record: &Record) -> ServerAssessment {
+        // The target only names the source here: its copy of the record leaves the tools out.
         let target = Target {
             name: record.id.clone(),
-            source: Source::Catalog(Box::new(record.clone())),
+            source: Source::Catalog(Box::new(record.clone_without_tools())),
             entry: None,
             needs_consent: false,
         };
