@@ -17,7 +17,7 @@ runs="${1:-30}"
 command -v hyperfine >/dev/null || { echo "install hyperfine (apt-get install -y hyperfine)" >&2; exit 2; }
 
 cargo build --release --quiet
-bin="$PWD/target/release/mcprisk"
+bin="${CARGO_TARGET_DIR:-$PWD/target}/release/mcprisk"
 echo "binary: $(stat -c %s "$bin" | awk '{printf "%.1f MB", $1/1e6}'), $(ls catalog/servers/*.yaml | wc -l) records embedded"
 
 hyperfine -N --warmup 5 --runs "$runs" \

@@ -15,7 +15,7 @@ runs="${1:-50}"
 warmup=5
 
 cargo build --release --quiet
-bin="$PWD/target/release/mcprisk"
+bin="${CARGO_TARGET_DIR:-$PWD/target}/release/mcprisk"
 
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
