@@ -272,7 +272,8 @@ pub struct TargetArgs {
     /// (values are never printed).
     #[arg(long = "env", value_name = "KEY=VALUE")]
     pub env: Vec<String>,
-    /// With --pypi: the Python to create a new venv with (3.12, python3.12 or a path).
+    /// With --pypi: the Python to create a new venv with (3.12, python3.12 or a path); an
+    /// install made with another Python is not reused for it.
     #[arg(long, value_name = "PYTHON")]
     pub python: Option<String>,
     /// With --pypi: one more requirement to install alongside the package, as `uvx --with` has
