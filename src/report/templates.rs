@@ -373,6 +373,17 @@ pub fn context(report: &Report) -> Value {
     ])
 }
 
+/// A template that failed while rendering: the file, minijinja's cause, and the line of the
+/// template it stopped at (minijinja shows that line only in debug builds), escaped and cut.
+fn render_error(shown: &str, source: &str, e: &minijinja::Error) -> Error {
+    let line = e
+        .line()
+        .and_then(|n| source.lines().nth(n.saturating_sub(1)))
+        .map(|l| format!(": {}", sanitize::one_line(l.trim(), 200)))
+        .unwrap_or_default();
+    Error::new(format!("{shown}: cannot render: {e}{line}"))
+}
+
 /// Renders the named template (`MARKDOWN_NAME` or `HTML_NAME`) into `out`.
 pub fn render(env: &Environment, name: &str, report: &Report, out: &mut dyn Write) -> Result<()> {
     let shown = source_of(env, name);
@@ -381,7 +392,7 @@ pub fn render(env: &Environment, name: &str, report: &Report, out: &mut dyn Writ
         .map_err(|e| Error::new(format!("{shown}: {e}")))?;
     let text = tmpl
         .render(context(report))
-        .map_err(|e| Error::new(format!("{shown}: cannot render: {e}")))?;
+        .map_err(|e| render_error(&shown, tmpl.source(), &e))?;
     out.write_all(text.as_bytes())
         .map_err(|e| Error::new(format!("cannot write the report: {e}")))
 }
@@ -405,7 +416,7 @@ pub fn render_value(
         .map_err(|e| Error::new(format!("{shown}: {e}")))?;
     let text = tmpl
         .render(Value::from(minijinja::value::Serde(ctx)))
-        .map_err(|e| Error::new(format!("{shown}: cannot render: {e}")))?;
+        .map_err(|e| render_error(&shown, tmpl.source(), &e))?;
     out.write_all(text.as_bytes())
         .map_err(|e| Error::new(format!("cannot write the report: {e}")))
 }
