@@ -101,7 +101,13 @@ fn main() -> ExitCode {
             for s in corpus.split(false) {
                 for t in &s.tools {
                     let ex: Example = evaluate::example(&rules, &s.id, t);
-                    println!("{}\t{}\t{}\t{}", s.id, t.tool.name, ex.label, ex.keys.join(" "));
+                    println!(
+                        "{}\t{}\t{}\t{}",
+                        s.id,
+                        t.tool.name,
+                        ex.label,
+                        ex.keys.join(" ")
+                    );
                 }
             }
         }
