@@ -74,14 +74,16 @@ fn the_corpus_is_large_blind_labelled_and_split_before_tuning() {
     assert!(second >= 300, "{second} tools double-labelled");
 }
 
-/// The frozen test split's figures as first measured on 2026-12-01 (77 servers, 1,259 tools:
-/// category 90.4%, severity 89.1%, Execute/Destructive/Financial as Read or Write 11.1% of 280,
-/// Financial recall 6 of 10, 98.2% of the 944 verdicts with confidence 0.9 or more right), less
-/// a small margin: a change that makes unseen servers worse fails. The bars (95%, 93%,
-/// 3%, 90%) are not reached yet; raise these as the figures improve, never lower them.
-const CATEGORY_AT_LEAST: f64 = 0.89;
-const SEVERITY_AT_LEAST: f64 = 0.875;
-const DANGEROUS_AS_BENIGN_AT_MOST: f64 = 0.13;
+/// The frozen test split's figures (77 servers, 1,259 tools), less a small margin: a change that
+/// makes unseen servers worse fails. First measured on 2026-12-01: category 90.4%, severity
+/// 89.1%, Execute/Destructive/Financial as Read or Write 11.1% of 280, Financial recall 6 of 10,
+/// 98.2% of 944 confident verdicts right. Raised on 2026-12-01 after the rules were brought
+/// closer to docs/classification.md (tuned on the training split only): 90.7%, 89.4%, 10.7%,
+/// 6 of 10, 97.9% of 970. The bars (95%, 93%, 3%, 90%) are not reached yet; raise these
+/// as the figures improve, never lower them.
+const CATEGORY_AT_LEAST: f64 = 0.90;
+const SEVERITY_AT_LEAST: f64 = 0.885;
+const DANGEROUS_AS_BENIGN_AT_MOST: f64 = 0.12;
 const FINANCIAL_RECALL_AT_LEAST: f64 = 0.5;
 /// Of the verdicts with confidence 0.9 or more, at least this share is right (the bar).
 const CONFIDENT_RIGHT_AT_LEAST: f64 = 0.95;
