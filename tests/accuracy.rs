@@ -144,3 +144,34 @@ fn evaluate(rel: &str, min_files: usize) -> Score {
         dangerous_as_read,
     }
 }
+
+/// The credentials case that docs/classification.md decides: adding a key is Write; rotating,
+/// regenerating or changing one cuts off whoever held the old one, so it is Destructive.
+#[test]
+fn replacing_a_credential_is_destructive_and_adding_one_is_write() {
+    let engine = Engine::new(RuleFile::embedded());
+    let tool = |name: &str, description: &str| {
+        mcprisk::targets::toollist::from_value(
+            serde_json::json!({"tools": [{
+                "name": name,
+                "description": description,
+                "inputSchema": {"type": "object", "properties": {"id": {"type": "string"}}}
+            }]}),
+            "test",
+        )
+        .unwrap()
+        .tools
+        .remove(0)
+    };
+    for (name, description, want) in [
+        ("rotate_api_key", "Rotates an API key.", Category::Destructive),
+        ("regenerate_token", "Regenerates the access token.", Category::Destructive),
+        ("change_password", "Changes the user's password.", Category::Destructive),
+        ("roll_secret", "Rolls the webhook signing secret.", Category::Destructive),
+        ("create_api_key", "Creates a new API key.", Category::Write),
+        ("list_api_keys", "Lists the API keys of the account.", Category::Read),
+    ] {
+        let v = engine.classify(&tool(name, description));
+        assert_eq!(v.category, want, "{name}: {:?}", v.evidence);
+    }
+}
