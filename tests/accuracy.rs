@@ -175,3 +175,36 @@ fn replacing_a_credential_is_destructive_and_adding_one_is_write() {
         assert_eq!(v.category, want, "{name}: {:?}", v.evidence);
     }
 }
+
+/// Made-up examples of the error kinds issue 14 lists, as docs/classification.md decides them.
+#[test]
+fn the_issues_examples_of_money_and_passthroughs() {
+    let engine = Engine::new(RuleFile::embedded());
+    let list = mcprisk::targets::toollist::from_value(
+        serde_json::json!({"tools": [
+            {"name": "exercise_option", "description": "Exercise an options contract.",
+             "inputSchema": {"type": "object", "properties": {"contract": {"type": "string"}}}},
+            {"name": "make_api_request", "description": "Make a request to a service API.",
+             "inputSchema": {"type": "object", "properties": {
+                 "service": {"type": "string"}, "method": {"type": "string"},
+                 "body": {"type": "object"}}}},
+            {"name": "docs_lookup", "description": "Look up the API documentation for an endpoint.",
+             "inputSchema": {"type": "object", "properties": {
+                 "method": {"type": "string"}, "path": {"type": "string"}}}},
+            {"name": "cancel_all_orders", "description": "Cancel all open orders.",
+             "inputSchema": {"type": "object", "properties": {}}}
+        ]}),
+        "test",
+    )
+    .unwrap();
+    let want = [
+        Category::Financial,
+        Category::Execute,
+        Category::Read,
+        Category::Financial,
+    ];
+    for (t, want) in list.tools.iter().zip(want) {
+        let v = engine.classify(t);
+        assert_eq!(v.category, want, "{}: {:?}", t.name, v.evidence);
+    }
+}
