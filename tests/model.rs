@@ -79,7 +79,8 @@ fn the_corpus_is_large_blind_labelled_and_split_before_tuning() {
 /// 89.1%, Execute/Destructive/Financial as Read or Write 11.1% of 280, Financial recall 6 of 10,
 /// 98.2% of 944 confident verdicts right. Raised on 2026-12-01 after the rules were brought
 /// closer to docs/classification.md (tuned on the training split only): 90.7%, 89.4%, 10.7%,
-/// 6 of 10, 97.9% of 970. The bars (95%, 93%, 3%, 90%) are not reached yet; raise these
+/// 6 of 10, 97.9% of 970; after a second round, 90.9%, 89.4%, 10.0%, 6 of 10, 98.0% of 972.
+/// The bars (95%, 93%, 3%, 90%) are not reached yet; raise these
 /// as the figures improve, never lower them.
 const CATEGORY_AT_LEAST: f64 = 0.90;
 const SEVERITY_AT_LEAST: f64 = 0.885;
