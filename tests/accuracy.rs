@@ -164,12 +164,32 @@ fn replacing_a_credential_is_destructive_and_adding_one_is_write() {
         .remove(0)
     };
     for (name, description, want) in [
-        ("rotate_api_key", "Rotates an API key.", Category::Destructive),
-        ("regenerate_token", "Regenerates the access token.", Category::Destructive),
-        ("change_password", "Changes the user's password.", Category::Destructive),
-        ("roll_secret", "Rolls the webhook signing secret.", Category::Destructive),
+        (
+            "rotate_api_key",
+            "Rotates an API key.",
+            Category::Destructive,
+        ),
+        (
+            "regenerate_token",
+            "Regenerates the access token.",
+            Category::Destructive,
+        ),
+        (
+            "change_password",
+            "Changes the user's password.",
+            Category::Destructive,
+        ),
+        (
+            "roll_secret",
+            "Rolls the webhook signing secret.",
+            Category::Destructive,
+        ),
         ("create_api_key", "Creates a new API key.", Category::Write),
-        ("list_api_keys", "Lists the API keys of the account.", Category::Read),
+        (
+            "list_api_keys",
+            "Lists the API keys of the account.",
+            Category::Read,
+        ),
     ] {
         let v = engine.classify(&tool(name, description));
         assert_eq!(v.category, want, "{name}: {:?}", v.evidence);
