@@ -206,6 +206,21 @@ pub struct Record {
 }
 
 impl Record {
+    /// Why the record has no tool snapshot, and how to take one: the error a scan or an
+    /// assessment of a record without tools reports.
+    pub fn no_snapshot_reason(&self) -> String {
+        match &self.unscanned {
+            Some(u) => format!(
+                "the catalog record {} has no tool snapshot ({}: {}); scan it with: {}",
+                self.id, u.outcome, u.reason, u.scan
+            ),
+            None => format!(
+                "the catalog record {} has no tool snapshot yet; scan the server to add one",
+                self.id
+            ),
+        }
+    }
+
     /// A copy of the record whose snapshot, if any, holds no tools (its source, date and
     /// fingerprint stay): what a page about the server shows beside an assessment of them.
     pub fn clone_without_tools(&self) -> Record {

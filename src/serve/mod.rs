@@ -95,20 +95,13 @@ impl Service {
         };
         match &record.snapshot {
             Some(s) => {
-                let list = crate::targets::toollist::from_tools(s.tools.clone());
+                // With its offers, as `lookup` assesses it (the instructions are checked too).
+                let list = crate::targets::toollist::from_tools(s.tools.clone())
+                    .with_offers(&s.raw_offers());
                 assess_in(self.engine(), ctx, &list, &self.settings)
             }
             None => {
-                let why = match &record.unscanned {
-                    Some(u) => format!(
-                        "the catalog record {} has no tool snapshot ({}: {}); scan it with: {}",
-                        record.id, u.outcome, u.reason, u.scan
-                    ),
-                    None => format!(
-                        "the catalog record {} has no tool snapshot yet; scan the server to add one",
-                        record.id
-                    ),
-                };
+                let why = record.no_snapshot_reason();
                 failed(self.engine(), ctx, why)
             }
         }

@@ -324,16 +324,7 @@ fn record_tools(record: &mut crate::catalog::Record) -> std::result::Result<Tool
         Some(s) => {
             Ok(toollist::from_tools(std::mem::take(&mut s.tools)).with_offers(&s.raw_offers()))
         }
-        None => Err(match &record.unscanned {
-            Some(u) => format!(
-                "the catalog record {} has no tool snapshot ({}: {}); scan it with: {}",
-                record.id, u.outcome, u.reason, u.scan
-            ),
-            None => format!(
-                "the catalog record {} has no tool snapshot yet; scan the server to add one",
-                record.id
-            ),
-        }),
+        None => Err(record.no_snapshot_reason()),
     }
 }
 
