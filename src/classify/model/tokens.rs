@@ -225,26 +225,6 @@ impl KeySink for Recorder {
     }
 }
 
-/// Collects, as strings, only the keys whose hashes are wanted.
-#[derive(Debug)]
-pub struct Pick<'w> {
-    /// The hashes wanted.
-    pub wanted: &'w [u64],
-    /// The keys found, with their hashes.
-    pub found: Vec<(u64, String)>,
-}
-
-impl KeySink for Pick<'_> {
-    fn key(&mut self, place: Place, parts: &[&str]) {
-        let h = hash_parts(place, parts);
-        if self.wanted.contains(&h) && !self.found.iter().any(|(f, _)| *f == h) {
-            let mut k: Vec<String> = Vec::with_capacity(1);
-            k.key(place, parts);
-            self.found.push((h, k.remove(0)));
-        }
-    }
-}
-
 pub use super::fnv::hash_key;
 use super::fnv::Fnv;
 

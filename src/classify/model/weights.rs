@@ -262,11 +262,6 @@ impl Table {
         }
     }
 
-    /// A feature's weights, if the model knows it.
-    pub fn get(&self, hash: u64) -> Option<&[f32; K]> {
-        self.find(hash).map(|i| self.row(i))
-    }
-
     /// The index of a feature's row, if the model knows it. Rows are in the order of their
     /// hashes, so summing rows in index order sums them in hash order.
     pub fn find(&self, hash: u64) -> Option<u32> {
@@ -286,28 +281,21 @@ impl Table {
     /// The class probabilities of a tool whose known features have these rows (each once, in
     /// ascending order).
     pub fn probabilities_of_rows(&self, rows: impl Iterator<Item = u32>) -> [f64; K] {
+        softmax(self.logits_of_rows(rows), self.temperature)
+    }
+
+    /// The class scores before the softmax of a tool with these feature hashes (each counted
+    /// once, in ascending order).
+    pub fn logits(&self, hashes: &[u64]) -> [f64; K] {
+        self.logits_of_rows(hashes.iter().filter_map(|&h| self.find(h)))
+    }
+
+    /// The class scores before the softmax, from the rows of the known features.
+    fn logits_of_rows(&self, rows: impl Iterator<Item = u32>) -> [f64; K] {
         let mut z: [f64; K] = self.bias.map(f64::from);
         for i in rows {
             for (zc, wc) in z.iter_mut().zip(self.row(i)) {
                 *zc += f64::from(*wc);
-            }
-        }
-        softmax(z, self.temperature)
-    }
-
-    /// The class probabilities of a tool with these feature hashes (each counted once).
-    pub fn probabilities(&self, hashes: &[u64]) -> [f64; K] {
-        softmax(self.logits(hashes), self.temperature)
-    }
-
-    /// The class scores before the softmax.
-    pub fn logits(&self, hashes: &[u64]) -> [f64; K] {
-        let mut z: [f64; K] = self.bias.map(f64::from);
-        for &h in hashes {
-            if let Some(w) = self.get(h) {
-                for (zc, wc) in z.iter_mut().zip(w) {
-                    *zc += f64::from(*wc);
-                }
             }
         }
         z
