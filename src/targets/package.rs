@@ -173,25 +173,24 @@ pub fn with_requirements(given: &[String]) -> Result<Vec<String>> {
 /// The first 12 hex digits of the sha256 of the requirements joined by newlines (none for no
 /// requirements): the part of an install's identity that `--with` adds.
 pub fn with_key(with: &[String]) -> Option<String> {
+    (!with.is_empty()).then(|| short_sha256(&with.join("\n")))
+}
+
+/// The first 12 hex digits of the sha256 of `text`: a short name part for an install key.
+fn short_sha256(text: &str) -> String {
     use sha2::{Digest, Sha256};
-    if with.is_empty() {
-        return None;
-    }
-    let hex = format!("{:x}", Sha256::digest(with.join("\n").as_bytes()));
-    Some(hex[..12].to_string())
+    format!("{:x}", Sha256::digest(text.as_bytes()))[..12].to_string()
 }
 
 /// The part of an install's identity that `--python` adds: the version asked for (`3.12` and
 /// `python3.12` are both `3.12`), or for an interpreter named by path or another name the
 /// first 12 hex digits of the sha256 of that name, after `-`.
 pub fn python_key(python: &str) -> String {
-    use sha2::{Digest, Sha256};
     let version = python.strip_prefix("python").unwrap_or(python);
     if !version.is_empty() && version.chars().all(|c| c.is_ascii_digit() || c == '.') {
         return version.to_string();
     }
-    let hex = format!("{:x}", Sha256::digest(python.as_bytes()));
-    format!("-{}", &hex[..12])
+    format!("-{}", short_sha256(python))
 }
 
 /// How to start the installed package, from the command line.
