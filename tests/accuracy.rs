@@ -145,25 +145,22 @@ fn evaluate(rel: &str, min_files: usize) -> Score {
     }
 }
 
+/// Classifies the tools of a `{"tools": [...]}` document and checks each one's category, in order.
+fn assert_categories(doc: serde_json::Value, want: &[Category]) {
+    let engine = Engine::new(RuleFile::embedded());
+    let list = mcprisk::targets::toollist::from_value(doc, "test").unwrap();
+    assert_eq!(list.tools.len(), want.len(), "{:?}", list.errors);
+    for (t, want) in list.tools.iter().zip(want) {
+        let v = engine.classify(t);
+        assert_eq!(v.category, *want, "{}: {:?}", t.name, v.evidence);
+    }
+}
+
 /// The credentials case that docs/classification.md decides: adding a key is Write; rotating,
 /// regenerating or changing one cuts off whoever held the old one, so it is Destructive.
 #[test]
 fn replacing_a_credential_is_destructive_and_adding_one_is_write() {
-    let engine = Engine::new(RuleFile::embedded());
-    let tool = |name: &str, description: &str| {
-        mcprisk::targets::toollist::from_value(
-            serde_json::json!({"tools": [{
-                "name": name,
-                "description": description,
-                "inputSchema": {"type": "object", "properties": {"id": {"type": "string"}}}
-            }]}),
-            "test",
-        )
-        .unwrap()
-        .tools
-        .remove(0)
-    };
-    for (name, description, want) in [
+    let cases = [
         (
             "rotate_api_key",
             "Rotates an API key.",
@@ -190,17 +187,25 @@ fn replacing_a_credential_is_destructive_and_adding_one_is_write() {
             "Lists the API keys of the account.",
             Category::Read,
         ),
-    ] {
-        let v = engine.classify(&tool(name, description));
-        assert_eq!(v.category, want, "{name}: {:?}", v.evidence);
-    }
+    ];
+    let tools: Vec<serde_json::Value> = cases
+        .iter()
+        .map(|(name, description, _)| {
+            serde_json::json!({
+                "name": name,
+                "description": description,
+                "inputSchema": {"type": "object", "properties": {"id": {"type": "string"}}}
+            })
+        })
+        .collect();
+    let want: Vec<Category> = cases.iter().map(|c| c.2).collect();
+    assert_categories(serde_json::json!({ "tools": tools }), &want);
 }
 
 /// Made-up examples of the error kinds issue 14 lists, as docs/classification.md decides them.
 #[test]
 fn the_issues_examples_of_money_and_passthroughs() {
-    let engine = Engine::new(RuleFile::embedded());
-    let list = mcprisk::targets::toollist::from_value(
+    assert_categories(
         serde_json::json!({"tools": [
             {"name": "exercise_option", "description": "Exercise an options contract.",
              "inputSchema": {"type": "object", "properties": {"contract": {"type": "string"}}}},
@@ -214,17 +219,11 @@ fn the_issues_examples_of_money_and_passthroughs() {
             {"name": "cancel_all_orders", "description": "Cancel all open orders.",
              "inputSchema": {"type": "object", "properties": {}}}
         ]}),
-        "test",
-    )
-    .unwrap();
-    let want = [
-        Category::Financial,
-        Category::Execute,
-        Category::Read,
-        Category::Financial,
-    ];
-    for (t, want) in list.tools.iter().zip(want) {
-        let v = engine.classify(t);
-        assert_eq!(v.category, want, "{}: {:?}", t.name, v.evidence);
-    }
+        &[
+            Category::Financial,
+            Category::Execute,
+            Category::Read,
+            Category::Financial,
+        ],
+    );
 }
