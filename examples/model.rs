@@ -69,6 +69,35 @@ fn main() -> ExitCode {
                 );
             }
         }
+        Some("severity-misses") => {
+            // Training split only: tools whose category the cross-validated engine gets right
+            // but whose severity it does not (the step-ups of docs/classification.md).
+            let settings = settings_from(&args[1..]);
+            let scored = evaluate::cross_validate(&corpus, &rules, settings, 5);
+            let why: std::collections::HashMap<(&str, &str), &str> = corpus
+                .split(false)
+                .flat_map(|s| {
+                    s.tools
+                        .iter()
+                        .map(move |t| ((s.id.as_str(), t.tool.name.as_str()), t.label.why.as_str()))
+                })
+                .collect();
+            for s in scored
+                .iter()
+                .filter(|s| s.category == s.label && s.severity != s.label_severity)
+            {
+                println!(
+                    "{}\t{}\t{}\tlabel {}\tverdict {}\t{}",
+                    s.server,
+                    s.tool,
+                    s.label,
+                    s.label_severity,
+                    s.severity,
+                    why.get(&(s.server.as_str(), s.tool.as_str()))
+                        .unwrap_or(&"")
+                );
+            }
+        }
         Some("test") => {
             let engine = Engine::new(RuleFile::embedded());
             let scored = evaluate::score_split(&corpus, &engine, true);
@@ -133,7 +162,7 @@ fn main() -> ExitCode {
             }
         }
         _ => {
-            eprintln!("usage: model train [OUT] | cv [l2=X min=N balance=X] | test");
+            eprintln!("usage: model train [OUT] | cv [l2=X min=N balance=X] | misses | severity-misses | test");
             return ExitCode::from(2);
         }
     }

@@ -227,3 +227,91 @@ fn the_issues_examples_of_money_and_passthroughs() {
         ],
     );
 }
+
+/// The Read step-ups that docs/classification.md lists: a Read that returns private messages,
+/// request headers, or the contents of any file under a path the caller names is Medium;
+/// metadata about the same things stays Low.
+#[test]
+fn reads_of_private_messages_headers_and_any_file_are_medium() {
+    let tool = |name: &str, description: &str, props: serde_json::Value| {
+        serde_json::json!({"name": name, "description": description,
+            "inputSchema": {"type": "object", "properties": props}})
+    };
+    let text = serde_json::json!({"type": "string"});
+    let cases = [
+        (
+            tool(
+                "get_message",
+                "Get an email message by its id.",
+                serde_json::json!({"id": text}),
+            ),
+            Severity::Medium,
+        ),
+        (
+            tool(
+                "get_channel_history",
+                "Fetch recent messages from a channel.",
+                serde_json::json!({"channel": text}),
+            ),
+            Severity::Medium,
+        ),
+        (
+            tool(
+                "get_thread",
+                "Get every message of an email thread.",
+                serde_json::json!({"thread_id": text}),
+            ),
+            Severity::Medium,
+        ),
+        (
+            tool(
+                "get_request_details",
+                "Get full details of one captured request: headers and body.",
+                serde_json::json!({"id": text}),
+            ),
+            Severity::Medium,
+        ),
+        (
+            tool(
+                "search_code",
+                "Search file contents with ripgrep under a directory.",
+                serde_json::json!({"pattern": text, "path": text}),
+            ),
+            Severity::Medium,
+        ),
+        (
+            tool(
+                "list_message_templates",
+                "List the message templates of the account.",
+                serde_json::json!({}),
+            ),
+            Severity::Low,
+        ),
+        (
+            tool(
+                "list_console_messages",
+                "List the console messages of the page.",
+                serde_json::json!({}),
+            ),
+            Severity::Low,
+        ),
+        (
+            tool(
+                "get_pull_request_details",
+                "Get the details of a pull request.",
+                serde_json::json!({"number": text}),
+            ),
+            Severity::Low,
+        ),
+    ];
+    let engine = Engine::new(RuleFile::embedded());
+    let doc =
+        serde_json::json!({"tools": cases.iter().map(|(t, _)| t.clone()).collect::<Vec<_>>()});
+    let list = mcprisk::targets::toollist::from_value(doc, "test").unwrap();
+    assert_eq!(list.tools.len(), cases.len(), "{:?}", list.errors);
+    for (t, (_, want)) in list.tools.iter().zip(&cases) {
+        let v = engine.classify(t);
+        assert_eq!(v.category, Category::Read, "{}: {:?}", t.name, v.evidence);
+        assert_eq!(v.severity, *want, "{}: {:?}", t.name, v.evidence);
+    }
+}
