@@ -229,8 +229,8 @@ fn the_issues_examples_of_money_and_passthroughs() {
 }
 
 /// The Read step-ups that docs/classification.md lists: a Read that returns private messages,
-/// request headers, or the contents of any file under a path the caller names is Medium;
-/// metadata about the same things stays Low.
+/// request headers, environment variables, or the contents of any file under a path the caller
+/// names is Medium; metadata about the same things, and deployment environments, stay Low.
 #[test]
 fn reads_of_private_messages_headers_and_any_file_are_medium() {
     let tool = |name: &str, description: &str, props: serde_json::Value| {
@@ -278,6 +278,22 @@ fn reads_of_private_messages_headers_and_any_file_are_medium() {
                 serde_json::json!({"pattern": text, "path": text}),
             ),
             Severity::Medium,
+        ),
+        (
+            tool(
+                "get_env",
+                "Returns all environment variables of the server process.",
+                serde_json::json!({}),
+            ),
+            Severity::Medium,
+        ),
+        (
+            tool(
+                "list_environments",
+                "Lists the deployment environments of a project (staging, production).",
+                serde_json::json!({"project": text}),
+            ),
+            Severity::Low,
         ),
         (
             tool(
