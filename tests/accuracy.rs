@@ -147,13 +147,41 @@ fn evaluate(rel: &str, min_files: usize) -> Score {
 
 /// Classifies the tools of a `{"tools": [...]}` document and checks each one's category, in order.
 fn assert_categories(doc: serde_json::Value, want: &[Category]) {
+    for (t, v, want) in classify_each(doc, want) {
+        assert_eq!(v.category, *want, "{}: {:?}", t.name, v.evidence);
+    }
+}
+
+/// Classifies the tools of a `{"tools": [...]}` document and checks each one's category and
+/// severity, in order.
+fn assert_verdicts(doc: serde_json::Value, want: &[(Category, Severity)]) {
+    for (t, v, want) in classify_each(doc, want) {
+        let got = (v.category, v.severity);
+        assert_eq!(
+            got, *want,
+            "{}: {}: {:?}",
+            t.name, t.description, v.evidence
+        );
+    }
+}
+
+/// Each tool of the document with its verdict and what is wanted of it, having checked that
+/// every tool was read (a `zip` alone would skip one that failed to parse).
+fn classify_each<W>(
+    doc: serde_json::Value,
+    want: &[W],
+) -> Vec<(mcprisk::model::Tool, mcprisk::classify::Verdict, &W)> {
     let engine = Engine::new(RuleFile::embedded());
     let list = mcprisk::targets::toollist::from_value(doc, "test").unwrap();
     assert_eq!(list.tools.len(), want.len(), "{:?}", list.errors);
-    for (t, want) in list.tools.iter().zip(want) {
-        let v = engine.classify(t);
-        assert_eq!(v.category, *want, "{}: {:?}", t.name, v.evidence);
-    }
+    list.tools
+        .into_iter()
+        .zip(want)
+        .map(|(t, w)| {
+            let v = engine.classify(&t);
+            (t, v, w)
+        })
+        .collect()
 }
 
 /// The credentials case that docs/classification.md decides: adding a key is Write; rotating,
@@ -320,14 +348,31 @@ fn reads_of_private_messages_headers_and_any_file_are_medium() {
             Severity::Low,
         ),
     ];
-    let engine = Engine::new(RuleFile::embedded());
-    let doc =
-        serde_json::json!({"tools": cases.iter().map(|(t, _)| t.clone()).collect::<Vec<_>>()});
-    let list = mcprisk::targets::toollist::from_value(doc, "test").unwrap();
-    assert_eq!(list.tools.len(), cases.len(), "{:?}", list.errors);
-    for (t, (_, want)) in list.tools.iter().zip(&cases) {
-        let v = engine.classify(t);
-        assert_eq!(v.category, Category::Read, "{}: {:?}", t.name, v.evidence);
-        assert_eq!(v.severity, *want, "{}: {:?}", t.name, v.evidence);
-    }
+    let (tools, want): (Vec<_>, Vec<_>) = cases
+        .into_iter()
+        .map(|(t, severity)| (t, (Category::Read, severity)))
+        .unzip();
+    assert_verdicts(serde_json::json!({ "tools": tools }), &want);
+}
+
+/// Shell on the user's machine is Critical; the same command run in a vendor's sandbox stays
+/// High (docs/classification.md, severity step-ups), unless the sandbox is a local container.
+#[test]
+fn commands_in_a_vendors_sandbox_stay_high() {
+    let doc = serde_json::json!({"tools": [
+        {"name": "run_command", "description": "Run a shell command.",
+         "inputSchema": {"type": "object", "properties": {"command": {"type": "string"}}}},
+        {"name": "sandbox_exec", "description": "Execute a command in a cloud sandbox.",
+         "inputSchema": {"type": "object", "properties": {"command": {"type": "string"}}}},
+        {"name": "sandbox_exec", "description": "Execute a command in a local Docker sandbox.",
+         "inputSchema": {"type": "object", "properties": {"command": {"type": "string"}}}}
+    ]});
+    assert_verdicts(
+        doc,
+        &[
+            (Category::Execute, Severity::Critical),
+            (Category::Execute, Severity::High),
+            (Category::Execute, Severity::Critical),
+        ],
+    );
 }
