@@ -233,6 +233,9 @@ fn replacing_a_credential_is_destructive_and_adding_one_is_write() {
 /// Made-up examples of the error kinds issue 14 lists, as docs/classification.md decides them.
 #[test]
 fn the_issues_examples_of_money_and_passthroughs() {
+    // Deleting or archiving a billing object is Financial: the taxonomy checks Financial
+    // first, so the money rule (MR-C102) is hard, and the model's "Destructive" for
+    // `delete_price` does not win.
     assert_categories(
         serde_json::json!({"tools": [
             {"name": "exercise_option", "description": "Exercise an options contract.",
@@ -245,12 +248,18 @@ fn the_issues_examples_of_money_and_passthroughs() {
              "inputSchema": {"type": "object", "properties": {
                  "method": {"type": "string"}, "path": {"type": "string"}}}},
             {"name": "cancel_all_orders", "description": "Cancel all open orders.",
-             "inputSchema": {"type": "object", "properties": {}}}
+             "inputSchema": {"type": "object", "properties": {}}},
+            {"name": "meters_archive", "description": "Archive a meter. It can no longer be used and stops recording events.",
+             "inputSchema": {"type": "object", "properties": {"id": {"type": "string"}}}},
+            {"name": "delete_price", "description": "Permanently delete a price. This action is irreversible and removes all its data.",
+             "inputSchema": {"type": "object", "properties": {"price_id": {"type": "string"}}}}
         ]}),
         &[
             Category::Financial,
             Category::Execute,
             Category::Read,
+            Category::Financial,
+            Category::Financial,
             Category::Financial,
         ],
     );
