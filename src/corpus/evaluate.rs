@@ -72,7 +72,8 @@ fn out_of_fold(examples: &[Example], settings: Settings, folds: usize) -> Vec<([
 }
 
 /// The temperature that makes out-of-fold confidences honest, and the thresholds that make
-/// the fewest costly mistakes on them (see [`mistake_cost`]).
+/// the fewest mistakes on them while calling at most [`DANGER_CAP`] of the dangerous tools
+/// Read or Write (see [`fit_thresholds`]).
 pub fn calibrate(examples: &[Example], settings: Settings) -> (f64, [f64; 5]) {
     let logits = out_of_fold(examples, settings, CALIBRATION_FOLDS);
     let temperature = fit_temperature(&logits);
@@ -121,9 +122,65 @@ pub fn mistake_cost(label: Category, chosen: Category) -> f64 {
 /// See [`mistake_cost`].
 pub const DANGER_COST: f64 = 2.0;
 
+/// The share of the Execute, Destructive and Financial tools that the fitted thresholds may call
+/// Read or Write: one in eight.
+///
+/// The thresholds are chosen at this fixed point of the trade between getting most tools right
+/// and letting few dangerous ones through, rather than wherever a cost weighs the two equal:
+/// the cost of a dangerous miss puts that point on a flat stretch, so a rule change that fixed
+/// a few tools moved it along the stretch, trading tens of dangerous tools for a like number of
+/// others. With the share fixed, a change shows as more or fewer tools right at the same risk.
+pub const DANGER_CAP: f64 = 0.125;
+
+/// Thresholds (Write, Execute, Destructive, Financial; 0.05 to 1.01) that make the fewest
+/// mistakes (missing a Financial tool counts twice) while calling at most [`DANGER_CAP`] of the
+/// dangerous tools Read or Write. From those of least total mistake cost (see
+/// [`cost_thresholds`]), the Write and Execute thresholds, which decide between the benign and
+/// the dangerous side, are moved together on a grid of 0.02; Destructive and Financial keep
+/// theirs (moving them too found other fits as good that flipped twice as many verdicts).
+fn fit_thresholds(probs: &[([f64; 5], usize)]) -> [f64; 5] {
+    let dangerous = probs
+        .iter()
+        .filter(|(_, y)| *y >= Category::Execute as usize)
+        .count();
+    let allowed = (DANGER_CAP * dangerous as f64).floor();
+    let cost = |t: &[f64; 5]| -> f64 {
+        let (mut mistakes, mut benign) = (0.0, 0.0);
+        for (p, y) in probs {
+            let label = Category::ALL[*y];
+            let chosen = weights::choose(p, t);
+            if chosen != label {
+                mistakes += if label == Category::Financial {
+                    2.0
+                } else {
+                    1.0
+                };
+            }
+            if label >= Category::Execute && chosen <= Category::Write {
+                benign += 1.0;
+            }
+        }
+        mistakes + 1000.0 * (benign - allowed).max(0.0)
+    };
+    let t = cost_thresholds(probs);
+    let mut best = (cost(&t), t);
+    for w in (5..=101).step_by(2) {
+        for e in (5..=101).step_by(2) {
+            let mut trial = t;
+            trial[Category::Write as usize] = f64::from(w) * 0.01;
+            trial[Category::Execute as usize] = f64::from(e) * 0.01;
+            let v = cost(&trial);
+            if v < best.0 - 1e-9 {
+                best = (v, trial);
+            }
+        }
+    }
+    best.1
+}
+
 /// Thresholds (Write, Execute, Destructive, Financial; 0.05 to 0.95) of least total mistake
 /// cost, by coordinate descent from one half.
-fn fit_thresholds(probs: &[([f64; 5], usize)]) -> [f64; 5] {
+fn cost_thresholds(probs: &[([f64; 5], usize)]) -> [f64; 5] {
     let cost = |t: &[f64; 5]| -> f64 {
         probs
             .iter()
