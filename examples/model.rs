@@ -162,7 +162,7 @@ fn main() -> ExitCode {
             }
         }
         _ => {
-            eprintln!("usage: model train [OUT] | cv [l2=X min=N balance=X] | misses | severity-misses | test");
+            eprintln!("usage: model train [OUT] | cv [l2=X min=N balance=X cap=X] | misses | severity-misses | test");
             return ExitCode::from(2);
         }
     }
@@ -179,6 +179,7 @@ fn settings_from(args: &[String]) -> train::Settings {
             "balance" => s.balance = v.parse().unwrap(),
             "server" => s.server_power = v.parse().unwrap(),
             "iter" => s.iterations = v.parse().unwrap(),
+            "cap" => s.danger_cap = v.parse().unwrap(),
             "drop" => {
                 s.drop = Box::leak(
                     v.split(',')

@@ -72,8 +72,8 @@ fn out_of_fold(examples: &[Example], settings: Settings, folds: usize) -> Vec<([
 }
 
 /// The temperature that makes out-of-fold confidences honest, and the thresholds that make
-/// the fewest mistakes on them while calling at most [`DANGER_CAP`] of the dangerous tools
-/// Read or Write (see [`fit_thresholds`]).
+/// the fewest mistakes on them while calling at most `settings.danger_cap` of the dangerous
+/// tools Read or Write (see [`fit_thresholds`]).
 pub fn calibrate(examples: &[Example], settings: Settings) -> (f64, [f64; 5]) {
     let logits = out_of_fold(examples, settings, CALIBRATION_FOLDS);
     let temperature = fit_temperature(&logits);
@@ -81,7 +81,7 @@ pub fn calibrate(examples: &[Example], settings: Settings) -> (f64, [f64; 5]) {
         .iter()
         .map(|(z, y)| (softmax(*z, temperature), *y))
         .collect();
-    (temperature, fit_thresholds(&probs))
+    (temperature, fit_thresholds(&probs, settings.danger_cap))
 }
 
 fn hashes_of(keys: &[String]) -> Vec<u64> {
@@ -122,28 +122,18 @@ pub fn mistake_cost(label: Category, chosen: Category) -> f64 {
 /// See [`mistake_cost`].
 pub const DANGER_COST: f64 = 2.0;
 
-/// The share of the Execute, Destructive and Financial tools that the fitted thresholds may call
-/// Read or Write: one in eight.
-///
-/// The thresholds are chosen at this fixed point of the trade between getting most tools right
-/// and letting few dangerous ones through, rather than wherever a cost weighs the two equal:
-/// the cost of a dangerous miss puts that point on a flat stretch, so a rule change that fixed
-/// a few tools moved it along the stretch, trading tens of dangerous tools for a like number of
-/// others. With the share fixed, a change shows as more or fewer tools right at the same risk.
-pub const DANGER_CAP: f64 = 0.125;
-
 /// Thresholds (Write, Execute, Destructive, Financial; 0.05 to 1.01) that make the fewest
-/// mistakes (missing a Financial tool counts twice) while calling at most [`DANGER_CAP`] of the
-/// dangerous tools Read or Write. From those of least total mistake cost (see
-/// [`cost_thresholds`]), the Write and Execute thresholds, which decide between the benign and
+/// mistakes (missing a Financial tool counts twice) while calling at most `danger_cap` (by
+/// default [`DANGER_CAP`](train::DANGER_CAP)) of the dangerous tools Read or Write. From those
+/// of least total mistake cost (see [`cost_thresholds`]), the Write and Execute thresholds, which decide between the benign and
 /// the dangerous side, are moved together on a grid of 0.02; Destructive and Financial keep
 /// theirs (moving them too found other fits as good that flipped twice as many verdicts).
-fn fit_thresholds(probs: &[([f64; 5], usize)]) -> [f64; 5] {
+fn fit_thresholds(probs: &[([f64; 5], usize)], danger_cap: f64) -> [f64; 5] {
     let dangerous = probs
         .iter()
         .filter(|(_, y)| *y >= Category::Execute as usize)
         .count();
-    let allowed = (DANGER_CAP * dangerous as f64).floor();
+    let allowed = (danger_cap * dangerous as f64).floor();
     let cost = |t: &[f64; 5]| -> f64 {
         let (mut mistakes, mut benign) = (0.0, 0.0);
         for (p, y) in probs {

@@ -33,7 +33,24 @@ pub struct Settings {
     pub iterations: usize,
     /// Key prefixes left out (for experiments: `["rc"]` trains without the rules' verdict).
     pub drop: &'static [&'static str],
+    /// The share of Execute, Destructive and Financial tools that the fitted thresholds may
+    /// call Read or Write.
+    pub danger_cap: f64,
 }
+
+/// The share of the Execute, Destructive and Financial tools that the fitted thresholds may call
+/// Read or Write: one in eight.
+///
+/// The thresholds are chosen at this fixed point of the trade between getting most tools right
+/// and letting few dangerous ones through, rather than wherever a cost weighs the two equal:
+/// the cost of a dangerous miss puts that point on a flat stretch, so a rule change that fixed
+/// a few tools moved it along the stretch, trading tens of dangerous tools for a like number of
+/// others. With the share fixed, a change shows as more or fewer tools right at the same risk.
+///
+/// What other shares would give, by nested cross-validation on the training split (category
+/// right, and dangerous tools called Read or Write): 0.15: 90.5%, 12.8%; 0.125: 90.1%, 11.6%;
+/// 0.10: 88.8%, 9.1%; 0.08: 86.9%, 7.7%; 0.06: 84.4%, 5.9% (`model cv cap=X`).
+pub const DANGER_CAP: f64 = 0.125;
 
 impl Default for Settings {
     fn default() -> Settings {
@@ -44,6 +61,7 @@ impl Default for Settings {
             server_power: 0.5,
             iterations: 400,
             drop: &[],
+            danger_cap: DANGER_CAP,
         }
     }
 }
