@@ -43,16 +43,8 @@ fn main() -> ExitCode {
         }
         Some("misses") => {
             // Training split only: where the rules alone and the cross-validated engine miss.
-            let settings = settings_from(&args[1..]);
-            let scored = evaluate::cross_validate(&corpus, &rules, settings, 5);
-            let why: std::collections::HashMap<(&str, &str), &str> = corpus
-                .split(false)
-                .flat_map(|s| {
-                    s.tools
-                        .iter()
-                        .map(move |t| ((s.id.as_str(), t.tool.name.as_str()), t.label.why.as_str()))
-                })
-                .collect();
+            let scored = evaluate::cross_validate(&corpus, &rules, settings_from(&args[1..]), 5);
+            let why = label_reasons(&corpus);
             for s in scored
                 .iter()
                 .filter(|s| s.category != s.label || s.rules_category != s.label)
@@ -64,24 +56,15 @@ fn main() -> ExitCode {
                     s.label,
                     s.rules_category,
                     s.category,
-                    why.get(&(s.server.as_str(), s.tool.as_str()))
-                        .unwrap_or(&"")
+                    why(s)
                 );
             }
         }
         Some("severity-misses") => {
             // Training split only: tools whose category the cross-validated engine gets right
             // but whose severity it does not (the step-ups of docs/classification.md).
-            let settings = settings_from(&args[1..]);
-            let scored = evaluate::cross_validate(&corpus, &rules, settings, 5);
-            let why: std::collections::HashMap<(&str, &str), &str> = corpus
-                .split(false)
-                .flat_map(|s| {
-                    s.tools
-                        .iter()
-                        .map(move |t| ((s.id.as_str(), t.tool.name.as_str()), t.label.why.as_str()))
-                })
-                .collect();
+            let scored = evaluate::cross_validate(&corpus, &rules, settings_from(&args[1..]), 5);
+            let why = label_reasons(&corpus);
             for s in scored
                 .iter()
                 .filter(|s| s.category == s.label && s.severity != s.label_severity)
@@ -93,8 +76,7 @@ fn main() -> ExitCode {
                     s.label,
                     s.label_severity,
                     s.severity,
-                    why.get(&(s.server.as_str(), s.tool.as_str()))
-                        .unwrap_or(&"")
+                    why(s)
                 );
             }
         }
@@ -167,6 +149,23 @@ fn main() -> ExitCode {
         }
     }
     ExitCode::SUCCESS
+}
+
+/// The labeller's reason for each training tool, looked up by a scored tool.
+fn label_reasons<'c>(corpus: &'c Corpus) -> impl Fn(&Scored) -> &'c str + 'c {
+    let why: std::collections::HashMap<(&str, &str), &str> = corpus
+        .split(false)
+        .flat_map(|s| {
+            s.tools
+                .iter()
+                .map(move |t| ((s.id.as_str(), t.tool.name.as_str()), t.label.why.as_str()))
+        })
+        .collect();
+    move |s| {
+        why.get(&(s.server.as_str(), s.tool.as_str()))
+            .copied()
+            .unwrap_or_default()
+    }
 }
 
 fn settings_from(args: &[String]) -> train::Settings {
