@@ -125,9 +125,10 @@ pub const DANGER_COST: f64 = 2.0;
 /// Thresholds (Write, Execute, Destructive, Financial; 0.05 to 1.01) that make the fewest
 /// mistakes (missing a Financial tool counts twice) while calling at most `danger_cap` (by
 /// default [`DANGER_CAP`](train::DANGER_CAP)) of the dangerous tools Read or Write. From those
-/// of least total mistake cost (see [`cost_thresholds`]), the Write and Execute thresholds, which decide between the benign and
-/// the dangerous side, are moved together on a grid of 0.02; Destructive and Financial keep
-/// theirs (moving them too found other fits as good that flipped twice as many verdicts).
+/// of least total mistake cost (see [`cost_thresholds`]), the Write and Execute thresholds,
+/// which decide between the benign and the dangerous side, are moved together on a grid of
+/// 0.02; Destructive and Financial keep theirs (moving them too found other fits as good that
+/// flipped twice as many verdicts).
 fn fit_thresholds(probs: &[([f64; 5], usize)], danger_cap: f64) -> [f64; 5] {
     let dangerous = probs
         .iter()
