@@ -1,7 +1,10 @@
 //! The catalog end to end: lookups (exact, alias, fuzzy, ambiguous, missing), the reference
 //! pages' verdicts, records as scan and policy targets, lint, add and user directories.
 
+mod common;
+
 use assert_cmd::Command;
+use common::verdicts;
 use serde_json::{json, Value};
 
 fn mcprisk() -> Command {
@@ -531,14 +534,6 @@ fn a_record_scanned_by_name_saves_its_tools_as_the_record_holds_them() {
         "json",
         "-q",
     ]);
-    let verdicts = |d: &Value| -> Vec<(String, String)> {
-        d["servers"][0]["tools"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|t| (t["name"].to_string(), t["category"].to_string()))
-            .collect()
-    };
     assert_eq!(verdicts(&by_name), verdicts(&from_file));
     assert_eq!(verdicts(&by_name).len(), 28);
 }

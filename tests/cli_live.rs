@@ -5,7 +5,7 @@
 mod common;
 
 use assert_cmd::Command;
-use common::{misbehave, node_bin, venv_bin, ServerProcess};
+use common::{misbehave, node_bin, venv_bin, verdicts, ServerProcess};
 use serde_json::{json, Value};
 use std::path::Path;
 
@@ -285,15 +285,7 @@ fn saved_tools_are_exactly_what_the_server_sent() {
         .unwrap();
     let a = json_of(&live);
     let b = json_of(&offline);
-    let cats = |d: &Value| -> Vec<(String, String)> {
-        d["servers"][0]["tools"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|t| (t["name"].to_string(), t["category"].to_string()))
-            .collect()
-    };
-    assert_eq!(cats(&a), cats(&b));
+    assert_eq!(verdicts(&a), verdicts(&b));
 }
 
 #[test]

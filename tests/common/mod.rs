@@ -1,4 +1,4 @@
-//! Helpers shared by the wire tests: where the pinned servers live, pid files, process-group
+//! Helpers shared by the integration tests: a JSON report's verdicts, where the pinned servers live, pid files, process-group
 //! checks, and HTTP servers on 127.0.0.1 that are killed when the test ends.
 #![allow(dead_code)]
 
@@ -249,6 +249,17 @@ impl Drop for ServerProcess {
         }
         let _ = self.child.wait();
     }
+}
+
+/// Each tool's name and category in a one-server JSON report (`scan --format json`), in
+/// order, to compare two scans' verdicts.
+pub fn verdicts(report: &serde_json::Value) -> Vec<(String, String)> {
+    report["servers"][0]["tools"]
+        .as_array()
+        .expect("a JSON report's tools")
+        .iter()
+        .map(|t| (t["name"].to_string(), t["category"].to_string()))
+        .collect()
 }
 
 /// The names of raw tools, for assertions.
