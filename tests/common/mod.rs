@@ -1,5 +1,6 @@
-//! Helpers shared by the integration tests: a JSON report's verdicts, where the pinned servers live, pid files, process-group
-//! checks, and HTTP servers on 127.0.0.1 that are killed when the test ends.
+//! Helpers shared by the integration tests: a JSON report's verdicts, where the pinned servers
+//! live, pid files, process-group checks, and HTTP servers on 127.0.0.1 that are killed when
+//! the test ends.
 #![allow(dead_code)]
 
 use std::io::{BufRead, BufReader};
