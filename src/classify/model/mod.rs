@@ -94,7 +94,7 @@ impl Model {
         self.table.is_empty()
     }
 
-    /// Predicts a tool's category. Leaves the tool's keys in `s` for [`Model::reasons`].
+    /// Predicts a tool's category. Leaves the tool's known keys in `s` for [`Model::reasons`].
     pub fn predict(
         &self,
         tool: &Tool,
@@ -103,15 +103,15 @@ impl Model {
         s: &mut Scratch,
     ) -> Prediction {
         s.keys.clear();
-        keys(tool, f, rules, &mut s.tokens, &mut s.keys);
-        // The known keys' rows, each once whatever its repeats (one row per key, so rows
-        // deduplicate as keys do), in row order.
         s.found.clear();
-        for &(h, i) in &s.keys.hashes {
-            if let Some(row) = self.table.find(h) {
-                s.found.push((row, i));
-            }
-        }
+        let mut known = Known {
+            table: &self.table,
+            keys: &mut s.keys,
+            found: &mut s.found,
+        };
+        keys(tool, f, rules, &mut s.tokens, &mut known);
+        // Each known key's row once, whatever its repeats (one row per key, so rows
+        // deduplicate as keys do), in row order.
         s.found.sort_unstable_by_key(|&(row, _)| row);
         s.found.dedup_by_key(|(row, _)| *row);
         Prediction {
@@ -158,12 +158,30 @@ impl Model {
     }
 }
 
+/// Looks each key up as it is emitted and keeps only those the model knows: the rest cost a
+/// hash and a lookup, without their text being spelled out.
+struct Known<'a> {
+    table: &'a Table,
+    keys: &'a mut Recorder,
+    found: &'a mut Vec<(u32, u32)>,
+}
+
+impl KeySink for Known<'_> {
+    fn key(&mut self, place: Place, parts: &[&str]) {
+        if let Some(row) = self.table.find(tokens::hash_parts(place, parts)) {
+            let i = self.keys.keep(place, parts);
+            self.found.push((row, i));
+        }
+    }
+}
+
 /// Buffers a prediction reuses from tool to tool.
 #[derive(Debug, Default)]
 pub struct Scratch {
     tokens: TokenScratch,
+    /// The known keys of the tool last predicted.
     keys: Recorder,
-    /// The known keys of the tool last predicted: (row, key index), each row once.
+    /// The known keys of the tool last predicted: (row, index in `keys`), each row once.
     found: Vec<(u32, u32)>,
 }
 

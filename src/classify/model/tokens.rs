@@ -165,7 +165,7 @@ impl KeySink for Hashes {
 }
 
 /// [`hash_key`] of the key `(place, parts)` spells, without spelling it.
-fn hash_parts(place: Place, parts: &[&str]) -> u64 {
+pub fn hash_parts(place: Place, parts: &[&str]) -> u64 {
     let mut h = Fnv::new();
     h.write(place.prefix().as_bytes());
     h.write(b":");
@@ -178,13 +178,11 @@ fn hash_parts(place: Place, parts: &[&str]) -> u64 {
     h.finish()
 }
 
-/// Records every key as it is emitted: its hash, and its text in one shared buffer (so that the
-/// few keys an explanation names can be shown without extracting the tool's keys again).
+/// Keeps the text and place of chosen keys in one shared buffer, so that the few keys an
+/// explanation names can be shown without extracting the tool's keys again.
 #[derive(Debug, Default)]
 pub struct Recorder {
-    /// Each key's hash and its index, in emission order (repeats included).
-    pub hashes: Vec<(u64, u32)>,
-    /// Each key's place, by index.
+    /// Each kept key's place, by index.
     pub places: Vec<Place>,
     text: String,
     ends: Vec<u32>,
@@ -193,23 +191,13 @@ pub struct Recorder {
 impl Recorder {
     /// Empties it, keeping its buffers.
     pub fn clear(&mut self) {
-        self.hashes.clear();
         self.places.clear();
         self.text.clear();
         self.ends.clear();
     }
 
-    /// The text of key `i`.
-    pub fn key_text(&self, i: u32) -> &str {
-        let i = i as usize;
-        let start = if i == 0 { 0 } else { self.ends[i - 1] as usize };
-        &self.text[start..self.ends[i] as usize]
-    }
-}
-
-impl KeySink for Recorder {
-    fn key(&mut self, place: Place, parts: &[&str]) {
-        let start = self.text.len();
+    /// Keeps the key `(place, parts)` and gives its index.
+    pub fn keep(&mut self, place: Place, parts: &[&str]) -> u32 {
         self.text.push_str(place.prefix());
         self.text.push(':');
         for (i, p) in parts.iter().enumerate() {
@@ -221,7 +209,14 @@ impl KeySink for Recorder {
         let i = self.ends.len() as u32;
         self.ends.push(self.text.len() as u32);
         self.places.push(place);
-        self.hashes.push((hash_key(&self.text[start..]), i));
+        i
+    }
+
+    /// The text of kept key `i`.
+    pub fn key_text(&self, i: u32) -> &str {
+        let i = i as usize;
+        let start = if i == 0 { 0 } else { self.ends[i - 1] as usize };
+        &self.text[start..self.ends[i] as usize]
     }
 }
 
