@@ -1,7 +1,8 @@
 //! Speed of the assessment pipeline (criterion; `cargo bench --bench classify`).
 //!
 //! - `classify/labelled_tools`: `Engine::classify` over every tool in tests/data/labels/tools,
-//!   reported as tools per second on one core (target: at least 250,000).
+//!   reported as tools per second on one core (target: at least 150,000, the learned model
+//!   included).
 //! - `classify/features`: the feature extraction alone, to see how classification splits.
 //! - `pipeline/parse_assess_300`: `toollist::parse` + `assess` of a 300-tool list (the label
 //!   tools repeated under new names), the work `scan --tools` does before rendering.
