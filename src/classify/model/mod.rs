@@ -127,13 +127,11 @@ impl Model {
     /// evidence of their own.
     pub fn reasons(&self, f: &Features, c: Category, limit: usize, s: &Scratch) -> Vec<String> {
         let ci = c as usize;
-        // The `limit` strongest, kept in order as they are found: (margin, key text).
-        let mut best: Vec<(f32, &str)> = Vec::with_capacity(limit + 1);
+        // The `limit` strongest, kept in order as they are found: (margin, key text, place).
+        let mut best: Vec<(f32, &str, Place)> = Vec::with_capacity(limit + 1);
         for &(row, i) in &s.found {
-            if matches!(
-                s.keys.places[i as usize],
-                Place::Rule | Place::RuleVerdict | Place::Arity
-            ) {
+            let place = s.keys.places[i as usize];
+            if matches!(place, Place::Rule | Place::RuleVerdict | Place::Arity) {
                 continue;
             }
             let w = self.table.row(row);
@@ -148,12 +146,12 @@ impl Model {
             let key = s.keys.key_text(i);
             let at = best.partition_point(|b| b.0 > margin || (b.0 == margin && b.1 < key));
             if at < limit {
-                best.insert(at, (margin, key));
+                best.insert(at, (margin, key, place));
                 best.truncate(limit);
             }
         }
         best.into_iter()
-            .map(|(_, k)| describe_key(k, s.tokens.description_words(), f))
+            .map(|(_, k, place)| describe_key(place, k, s.tokens.description_words(), f))
             .collect()
     }
 }
@@ -211,42 +209,46 @@ pub fn keys(
     );
 }
 
-/// A feature key in words, with the tool's own spelling of each stem where it can be found.
-pub fn describe_key(key: &str, description: &Words, f: &Features) -> String {
-    let Some((prefix, rest)) = key.split_once(':') else {
-        return key.to_string();
-    };
-    let Some(place) = Place::of_prefix(prefix) else {
-        return key.to_string();
-    };
-    let mut parts = rest.split('+');
-    let first = parts.next().unwrap_or_default();
+/// A feature key found at `place`, in words, with the tool's own spelling of each stem where
+/// it can be found: `'close' + 'position' in the name`.
+pub fn describe_key(place: Place, key: &str, description: &Words, f: &Features) -> String {
+    let rest = key.split_once(':').map_or(key, |(_, rest)| rest);
+    let mut out = String::with_capacity(rest.len() + 32);
     match place {
         Place::Annotation => {
-            return format!("annotation {first}={}", parts.next().unwrap_or_default());
+            let (name, value) = rest.split_once('+').unwrap_or((rest, ""));
+            out.push_str("annotation ");
+            out.push_str(name);
+            out.push('=');
+            out.push_str(value);
+            return out;
         }
-        Place::Rule => return format!("rule {first}"),
+        Place::Rule => {
+            out.push_str("rule ");
+            out.push_str(rest);
+            return out;
+        }
         _ => {}
     }
+    let argument = matches!(place, Place::Property | Place::Switch | Place::FreeText);
+    if argument {
+        out.push_str(place.describe());
+        out.push(' ');
+    }
     // Each part quoted, as the tool spells it: 'close' + 'position'.
-    let mut quoted = String::with_capacity(rest.len() + 24);
     for (i, p) in rest.split('+').enumerate() {
         if i > 0 {
-            quoted.push_str(" + ");
+            out.push_str(" + ");
         }
-        quoted.push('\'');
-        match spelled(place, p, description, f) {
-            Some(w) => quoted.push_str(w),
-            None => quoted.push_str(p),
-        }
-        quoted.push('\'');
+        out.push('\'');
+        out.push_str(spelled(place, p, description, f).unwrap_or(p));
+        out.push('\'');
     }
-    match place {
-        Place::Property | Place::Switch | Place::FreeText => {
-            format!("{} {}", place.describe(), quoted)
-        }
-        _ => format!("{quoted} {}", place.describe()),
+    if !argument {
+        out.push(' ');
+        out.push_str(place.describe());
     }
+    out
 }
 
 /// The word of the tool that a stem came from, as the tool spells it (lowercased).

@@ -83,11 +83,6 @@ impl Place {
         }
     }
 
-    /// The place a key's prefix names.
-    pub fn of_prefix(prefix: &str) -> Option<Place> {
-        ALL_PLACES.into_iter().find(|p| p.prefix() == prefix)
-    }
-
     /// Where it is, in words, for evidence.
     pub fn describe(self) -> &'static str {
         match self {
@@ -111,6 +106,7 @@ impl Place {
     }
 }
 
+#[cfg(test)]
 const ALL_PLACES: [Place; 17] = [
     Place::Name,
     Place::NameFirst,
@@ -399,6 +395,14 @@ pub fn emit(tool: &Tool, f: &Features, s: &mut TokenScratch, sink: &mut impl Key
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_place_has_a_prefix_of_its_own() {
+        let mut prefixes: Vec<&str> = ALL_PLACES.iter().map(|p| p.prefix()).collect();
+        prefixes.sort_unstable();
+        prefixes.dedup();
+        assert_eq!(prefixes.len(), ALL_PLACES.len());
+    }
 
     #[test]
     fn stems_join_a_words_forms() {
