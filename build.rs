@@ -87,16 +87,17 @@ fn embed_rules() {
 }
 
 /// The shipped model's weights, packed so that start-up copies them instead of parsing 50,000
-/// decimal numbers (a third of a `lookup`'s time): the header (magic `MRW1`, temperature and
+/// decimal numbers (a third of a `lookup`'s time): the header (magic `MRW2`, temperature and
 /// five thresholds as f64, five biases as f32, the row count as u32), then the keys' hashes
-/// (u64, ascending), then each row's five weights (f32), all little-endian. The same numbers as
+/// (u64, ascending), then each row's five weights (f32), then the keys' byte length (u32) and
+/// the keys, one per line in row order; numbers little-endian. The same table as
 /// `ModelText::parse` then `Table::new` make from the text (a test in tests/model.rs checks).
 fn pack_weights() {
     let path = Path::new("catalog/model/weights.tsv");
     println!("cargo:rerun-if-changed={}", path.display());
     let text = std::fs::read_to_string(path).expect("catalog/model/weights.tsv");
     let (mut temperature, mut thresholds, mut bias) = (1.0f64, [0.5f64; 5], [0.0f64; 5]);
-    let mut rows: Vec<(u64, [f32; 5])> = Vec::new();
+    let mut rows: Vec<(u64, [f32; 5], &str)> = Vec::new();
     for (n, line) in text.lines().enumerate() {
         if line.starts_with('#') || line.is_empty() {
             continue;
@@ -113,12 +114,16 @@ fn pack_weights() {
             ("temperature", 1) => temperature = nums[0],
             ("thresholds", 5) => thresholds.copy_from_slice(&nums),
             ("bias", 5) => bias.copy_from_slice(&nums),
-            (_, 5) => rows.push((fnv::hash_key(key), std::array::from_fn(|c| nums[c] as f32))),
+            (_, 5) => rows.push((
+                fnv::hash_key(key),
+                std::array::from_fn(|c| nums[c] as f32),
+                key,
+            )),
             _ => panic!("{}:{}: expected a key and 5 numbers", path.display(), n + 1),
         }
     }
     rows.sort_by_key(|r| r.0);
-    let mut out: Vec<u8> = b"MRW1".to_vec();
+    let mut out: Vec<u8> = b"MRW2".to_vec();
     out.extend_from_slice(&temperature.to_le_bytes());
     for t in thresholds {
         out.extend_from_slice(&t.to_le_bytes());
@@ -127,14 +132,19 @@ fn pack_weights() {
         out.extend_from_slice(&(b as f32).to_le_bytes());
     }
     out.extend_from_slice(&(rows.len() as u32).to_le_bytes());
-    for (h, _) in &rows {
+    for (h, _, _) in &rows {
         out.extend_from_slice(&h.to_le_bytes());
     }
-    for (_, w) in &rows {
+    for (_, w, _) in &rows {
         for v in w {
             out.extend_from_slice(&v.to_le_bytes());
         }
     }
+    // The keys themselves, so an explanation can name a feature: one per line, in row order.
+    let keys: Vec<&str> = rows.iter().map(|r| r.2).collect();
+    let keys = keys.join("\n");
+    out.extend_from_slice(&(keys.len() as u32).to_le_bytes());
+    out.extend_from_slice(keys.as_bytes());
     let dest = Path::new(&std::env::var("OUT_DIR").unwrap()).join("weights.bin");
     std::fs::write(dest, out).unwrap();
 }

@@ -14,7 +14,7 @@ use super::features::Features;
 use super::words::Words;
 use crate::model::{Category, Tool};
 use std::sync::OnceLock;
-use tokens::{emit, KeySink, Place, Recorder, TokenScratch};
+use tokens::{emit, KeySink, Place, TokenScratch};
 use weights::{ModelText, Table, CLASSES};
 
 /// The shipped weights.
@@ -102,16 +102,13 @@ impl Model {
         rules: RuleSignals,
         s: &mut Scratch,
     ) -> Prediction {
-        s.keys.clear();
         s.found.clear();
         let mut known = Known {
             table: &self.table,
-            keys: &mut s.keys,
             found: &mut s.found,
         };
         keys(tool, f, rules, &mut s.tokens, &mut known);
-        // Each known key's row once, whatever its repeats (one row per key, so rows
-        // deduplicate as keys do), in row order.
+        // Each known key's row once, whatever its repeats (one row per key), in row order.
         s.found.sort_unstable_by_key(|&(row, _)| row);
         s.found.dedup_by_key(|(row, _)| *row);
         Prediction {
@@ -129,8 +126,7 @@ impl Model {
         let ci = c as usize;
         // The `limit` strongest, kept in order as they are found: (margin, key text, place).
         let mut best: Vec<(f32, &str, Place)> = Vec::with_capacity(limit + 1);
-        for &(row, i) in &s.found {
-            let place = s.keys.places[i as usize];
+        for &(row, place) in &s.found {
             if matches!(place, Place::Rule | Place::RuleVerdict | Place::Arity) {
                 continue;
             }
@@ -143,7 +139,7 @@ impl Model {
             if margin <= 0.05 {
                 continue;
             }
-            let key = s.keys.key_text(i);
+            let key = self.table.key(row);
             let at = best.partition_point(|b| b.0 > margin || (b.0 == margin && b.1 < key));
             if at < limit {
                 best.insert(at, (margin, key, place));
@@ -156,19 +152,17 @@ impl Model {
     }
 }
 
-/// Looks each key up as it is emitted and keeps only those the model knows: the rest cost a
-/// hash and a lookup, without their text being spelled out.
+/// Looks each key up as it is emitted, without spelling it out, and keeps the rows of those
+/// the model knows (the table has their text, for explanations).
 struct Known<'a> {
     table: &'a Table,
-    keys: &'a mut Recorder,
-    found: &'a mut Vec<(u32, u32)>,
+    found: &'a mut Vec<(u32, Place)>,
 }
 
 impl KeySink for Known<'_> {
     fn key(&mut self, place: Place, parts: &[&str]) {
         if let Some(row) = self.table.find(tokens::hash_parts(place, parts)) {
-            let i = self.keys.keep(place, parts);
-            self.found.push((row, i));
+            self.found.push((row, place));
         }
     }
 }
@@ -177,10 +171,9 @@ impl KeySink for Known<'_> {
 #[derive(Debug, Default)]
 pub struct Scratch {
     tokens: TokenScratch,
-    /// The known keys of the tool last predicted.
-    keys: Recorder,
-    /// The known keys of the tool last predicted: (row, index in `keys`), each row once.
-    found: Vec<(u32, u32)>,
+    /// The known keys of the tool last predicted: their rows and where they were found, each
+    /// row once.
+    found: Vec<(u32, Place)>,
 }
 
 /// Every feature key of a tool: its words, and the rules' signals.

@@ -174,48 +174,6 @@ pub fn hash_parts(place: Place, parts: &[&str]) -> u64 {
     h.finish()
 }
 
-/// Keeps the text and place of chosen keys in one shared buffer, so that the few keys an
-/// explanation names can be shown without extracting the tool's keys again.
-#[derive(Debug, Default)]
-pub struct Recorder {
-    /// Each kept key's place, by index.
-    pub places: Vec<Place>,
-    text: String,
-    ends: Vec<u32>,
-}
-
-impl Recorder {
-    /// Empties it, keeping its buffers.
-    pub fn clear(&mut self) {
-        self.places.clear();
-        self.text.clear();
-        self.ends.clear();
-    }
-
-    /// Keeps the key `(place, parts)` and gives its index.
-    pub fn keep(&mut self, place: Place, parts: &[&str]) -> u32 {
-        self.text.push_str(place.prefix());
-        self.text.push(':');
-        for (i, p) in parts.iter().enumerate() {
-            if i > 0 {
-                self.text.push('+');
-            }
-            self.text.push_str(p);
-        }
-        let i = self.ends.len() as u32;
-        self.ends.push(self.text.len() as u32);
-        self.places.push(place);
-        i
-    }
-
-    /// The text of kept key `i`.
-    pub fn key_text(&self, i: u32) -> &str {
-        let i = i as usize;
-        let start = if i == 0 { 0 } else { self.ends[i - 1] as usize };
-        &self.text[start..self.ends[i] as usize]
-    }
-}
-
 pub use super::fnv::hash_key;
 use super::fnv::Fnv;
 

@@ -163,6 +163,9 @@ pub struct Table {
     bias: [f32; K],
     hashes: Vec<u64>,
     rows: Vec<[f32; K]>,
+    /// Every row's key, in row order, and where each ends in it.
+    keys: String,
+    key_ends: Vec<u32>,
     /// Where the hashes with each value of their top `BUCKET_BITS` bits start: the hashes are
     /// spread evenly, so a lookup scans a few entries instead of searching them all.
     starts: Vec<u32>,
@@ -174,18 +177,20 @@ const BUCKET_BITS: u32 = 12;
 impl Table {
     /// Builds the lookup table from the text's weights.
     pub fn new(m: &ModelText) -> Table {
-        let mut pairs: Vec<(u64, [f32; K])> = m
+        let mut rows: Vec<(u64, [f32; K], &str)> = m
             .weights
             .iter()
-            .map(|(k, w)| (hash_key(k), w.map(|v| v as f32)))
+            .map(|(k, w)| (hash_key(k), w.map(|v| v as f32), k.as_str()))
             .collect();
-        pairs.sort_by_key(|p| p.0);
+        rows.sort_by_key(|r| r.0);
+        let keys: Vec<&str> = rows.iter().map(|r| r.2).collect();
         Table::from_sorted(
             m.temperature,
             m.thresholds,
             m.bias.map(|v| v as f32),
-            pairs.iter().map(|p| p.0).collect(),
-            pairs.into_iter().map(|p| p.1).collect(),
+            rows.iter().map(|r| r.0).collect(),
+            rows.iter().map(|r| r.1).collect(),
+            keys.join("\n"),
         )
     }
 
@@ -200,7 +205,7 @@ impl Table {
             at += n;
             Ok(s)
         };
-        if take(4)? != b"MRW1" {
+        if take(4)? != b"MRW2" {
             return Err("packed weights: not a weights table".into());
         }
         let f64_at = |s: &[u8]| f64::from_le_bytes(s.try_into().expect("8 bytes"));
@@ -223,7 +228,12 @@ impl Table {
             .chunks_exact(4 * K)
             .map(|c| std::array::from_fn(|i| f32_at(&c[i * 4..i * 4 + 4])))
             .collect();
-        if at != b.len() || !hashes.is_sorted() {
+        let len = u32::from_le_bytes(take(4)?.try_into().expect("4 bytes")) as usize;
+        let keys = std::str::from_utf8(take(len)?)
+            .map_err(|_| "packed weights: keys are not UTF-8".to_string())?
+            .to_string();
+        let lines = if n == 0 { 0 } else { keys.split('\n').count() };
+        if at != b.len() || !hashes.is_sorted() || lines != n {
             return Err("packed weights: bad layout".into());
         }
         Ok(Table::from_sorted(
@@ -232,17 +242,27 @@ impl Table {
             bias,
             hashes,
             rows,
+            keys,
         ))
     }
 
-    /// A table from hashes in ascending order and their rows.
+    /// A table from hashes in ascending order, their rows, and their keys one per line.
     fn from_sorted(
         temperature: f64,
         thresholds: [f64; K],
         bias: [f32; K],
         hashes: Vec<u64>,
         rows: Vec<[f32; K]>,
+        keys: String,
     ) -> Table {
+        let key_ends: Vec<u32> = if hashes.is_empty() {
+            Vec::new()
+        } else {
+            keys.match_indices('\n')
+                .map(|(i, _)| i as u32)
+                .chain([keys.len() as u32])
+                .collect()
+        };
         let mut starts = vec![0u32; (1 << BUCKET_BITS) + 1];
         for (i, s) in starts.iter_mut().enumerate() {
             let first = (i as u64) << (64 - BUCKET_BITS);
@@ -259,6 +279,8 @@ impl Table {
             bias,
             hashes,
             rows,
+            keys,
+            key_ends,
         }
     }
 
@@ -271,6 +293,17 @@ impl Table {
             .iter()
             .position(|&h| h == hash)
             .map(|i| (start + i) as u32)
+    }
+
+    /// Row `i`'s key (an index [`Table::find`] gave).
+    pub fn key(&self, i: u32) -> &str {
+        let i = i as usize;
+        let start = if i == 0 {
+            0
+        } else {
+            self.key_ends[i - 1] as usize + 1
+        };
+        &self.keys[start..self.key_ends[i] as usize]
     }
 
     /// Row `i`'s weights (an index [`Table::find`] gave).
