@@ -89,8 +89,8 @@ fn embed_rules() {
 /// The shipped model's weights, packed so that start-up copies them instead of parsing 50,000
 /// decimal numbers (a third of a `lookup`'s time): the header (magic `MRW2`, temperature and
 /// five thresholds as f64, five biases as f32, the row count as u32), then the keys' hashes
-/// (u64, ascending), then each row's five weights (f32), then the keys' byte length (u32) and
-/// the keys, one per line in row order; numbers little-endian. The same table as
+/// (u64, ascending), then each row's five weights (f32), then where each row's key ends (u32)
+/// and the keys back to back, in row order; numbers little-endian. The same table as
 /// `ModelText::parse` then `Table::new` make from the text (a test in tests/model.rs checks).
 fn pack_weights() {
     let path = Path::new("catalog/model/weights.tsv");
@@ -140,11 +140,16 @@ fn pack_weights() {
             out.extend_from_slice(&v.to_le_bytes());
         }
     }
-    // The keys themselves, so an explanation can name a feature: one per line, in row order.
-    let keys: Vec<&str> = rows.iter().map(|r| r.2).collect();
-    let keys = keys.join("\n");
-    out.extend_from_slice(&(keys.len() as u32).to_le_bytes());
-    out.extend_from_slice(keys.as_bytes());
+    // The keys themselves, so an explanation can name a feature: where each ends, then all of
+    // them back to back, in row order.
+    let mut end = 0u32;
+    for (_, _, key) in &rows {
+        end += key.len() as u32;
+        out.extend_from_slice(&end.to_le_bytes());
+    }
+    for (_, _, key) in &rows {
+        out.extend_from_slice(key.as_bytes());
+    }
     let dest = Path::new(&std::env::var("OUT_DIR").unwrap()).join("weights.bin");
     std::fs::write(dest, out).unwrap();
 }

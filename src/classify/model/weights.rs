@@ -163,7 +163,7 @@ pub struct Table {
     bias: [f32; K],
     hashes: Vec<u64>,
     rows: Vec<[f32; K]>,
-    /// Every row's key, in row order, and where each ends in it.
+    /// Every row's key, back to back in row order, and where each ends.
     keys: String,
     key_ends: Vec<u32>,
     /// Where the hashes with each value of their top `BUCKET_BITS` bits start: the hashes are
@@ -183,14 +183,21 @@ impl Table {
             .map(|(k, w)| (hash_key(k), w.map(|v| v as f32), k.as_str()))
             .collect();
         rows.sort_by_key(|r| r.0);
-        let keys: Vec<&str> = rows.iter().map(|r| r.2).collect();
+        let keys: String = rows.iter().map(|r| r.2).collect();
+        let key_ends = rows
+            .iter()
+            .scan(0u32, |end, r| {
+                *end += r.2.len() as u32;
+                Some(*end)
+            })
+            .collect();
         Table::from_sorted(
             m.temperature,
             m.thresholds,
             m.bias.map(|v| v as f32),
             rows.iter().map(|r| r.0).collect(),
             rows.iter().map(|r| r.1).collect(),
-            keys.join("\n"),
+            (keys, key_ends),
         )
     }
 
@@ -228,12 +235,17 @@ impl Table {
             .chunks_exact(4 * K)
             .map(|c| std::array::from_fn(|i| f32_at(&c[i * 4..i * 4 + 4])))
             .collect();
-        let len = u32::from_le_bytes(take(4)?.try_into().expect("4 bytes")) as usize;
+        let key_ends: Vec<u32> = take(n * 4)?
+            .chunks_exact(4)
+            .map(|c| u32::from_le_bytes(c.try_into().expect("4 bytes")))
+            .collect();
+        let len = key_ends.last().map_or(0, |&e| e as usize);
         let keys = std::str::from_utf8(take(len)?)
             .map_err(|_| "packed weights: keys are not UTF-8".to_string())?
             .to_string();
-        let lines = if n == 0 { 0 } else { keys.split('\n').count() };
-        if at != b.len() || !hashes.is_sorted() || lines != n {
+        let ends_fit =
+            key_ends.is_sorted() && key_ends.iter().all(|&e| keys.is_char_boundary(e as usize));
+        if at != b.len() || !hashes.is_sorted() || !ends_fit {
             return Err("packed weights: bad layout".into());
         }
         Ok(Table::from_sorted(
@@ -242,27 +254,20 @@ impl Table {
             bias,
             hashes,
             rows,
-            keys,
+            (keys, key_ends),
         ))
     }
 
-    /// A table from hashes in ascending order, their rows, and their keys one per line.
+    /// A table from hashes in ascending order, their rows, and their keys (back to back, and
+    /// where each ends).
     fn from_sorted(
         temperature: f64,
         thresholds: [f64; K],
         bias: [f32; K],
         hashes: Vec<u64>,
         rows: Vec<[f32; K]>,
-        keys: String,
+        (keys, key_ends): (String, Vec<u32>),
     ) -> Table {
-        let key_ends: Vec<u32> = if hashes.is_empty() {
-            Vec::new()
-        } else {
-            keys.match_indices('\n')
-                .map(|(i, _)| i as u32)
-                .chain([keys.len() as u32])
-                .collect()
-        };
         let mut starts = vec![0u32; (1 << BUCKET_BITS) + 1];
         for (i, s) in starts.iter_mut().enumerate() {
             let first = (i as u64) << (64 - BUCKET_BITS);
@@ -301,7 +306,7 @@ impl Table {
         let start = if i == 0 {
             0
         } else {
-            self.key_ends[i - 1] as usize + 1
+            self.key_ends[i - 1] as usize
         };
         &self.keys[start..self.key_ends[i] as usize]
     }
