@@ -82,7 +82,8 @@ fn the_corpus_is_large_blind_labelled_and_split_before_tuning() {
 /// 6 of 10, 97.9% of 970; after a second round, 90.9%, 89.4%, 10.0%, 6 of 10, 98.0% of 972.
 /// On 2026-12-02, with the rules deciding alone where they are sure of anything but Write
 /// (chosen by cross-validation on the training split): 90.5%, 88.7%, 10.0%, 6 of 10, 96.4% of
-/// 1,022.
+/// 1,022; after four rule changes from the hard cases (cross-validated the same way): 90.5%,
+/// 88.8%, 10.4%, 6 of 10, 96.6% of 1,014.
 /// The bars (95%, 93%, 3%, 90%) are not reached yet; raise these
 /// as the figures improve, never lower them.
 const CATEGORY_AT_LEAST: f64 = 0.90;
