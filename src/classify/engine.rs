@@ -29,6 +29,11 @@ pub const REVIEW_BELOW: f64 = 0.6;
 /// more of them right.
 pub const RULES_DECIDE_FROM: f64 = 0.9;
 
+/// A confidence as verdicts show it: to two places.
+fn shown(confidence: f64) -> f64 {
+    (confidence * 100.0).round() / 100.0
+}
+
 /// The evidence id of the learned model's part in a verdict.
 pub const MODEL_RULE: &str = "MR-M001";
 
@@ -582,9 +587,9 @@ impl Engine {
         matched: &[usize],
         s: &mut model::Scratch,
     ) -> Decision {
-        // Compared as verdicts show it (to two places), so a reader can tell which decided.
+        // Compared as verdicts show it, so a reader can tell which decided.
         let rules_sure = rules.decided
-            && (rules.confidence * 100.0).round() / 100.0 >= RULES_DECIDE_FROM
+            && shown(rules.confidence) >= RULES_DECIDE_FROM
             && rules.category != Category::Write;
         let Some(model) = self.model.filter(|m| !m.is_empty() && !rules_sure) else {
             return Decision {
@@ -700,7 +705,7 @@ impl Engine {
         Verdict {
             category,
             severity,
-            confidence: (decision.confidence * 100.0).round() / 100.0,
+            confidence: shown(decision.confidence),
             evidence: evidence_out,
             findings,
             review: decision.review,
