@@ -134,7 +134,7 @@ pub trait KeySink {
     fn key(&mut self, place: Place, parts: &[&str]);
 }
 
-/// Collects keys as strings (training, explanations, tests).
+/// Collects keys as strings (training and inspection: `Engine::model_keys`; tests).
 impl KeySink for Vec<String> {
     fn key(&mut self, place: Place, parts: &[&str]) {
         let mut k = String::with_capacity(16);
@@ -147,16 +147,6 @@ impl KeySink for Vec<String> {
             k.push_str(p);
         }
         self.push(k);
-    }
-}
-
-/// Collects keys as hashes ([`hash_key`] of the key string, without building it).
-#[derive(Debug, Default)]
-pub struct Hashes(pub Vec<u64>);
-
-impl KeySink for Hashes {
-    fn key(&mut self, place: Place, parts: &[&str]) {
-        self.0.push(hash_parts(place, parts));
     }
 }
 
@@ -353,6 +343,16 @@ pub fn emit(tool: &Tool, f: &Features, s: &mut TokenScratch, sink: &mut impl Key
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Collects keys as the running classifier hashes them ([`hash_parts`]).
+    #[derive(Default)]
+    struct Hashes(Vec<u64>);
+
+    impl KeySink for Hashes {
+        fn key(&mut self, place: Place, parts: &[&str]) {
+            self.0.push(hash_parts(place, parts));
+        }
+    }
 
     #[test]
     fn every_place_has_a_prefix_of_its_own() {
