@@ -129,6 +129,20 @@ fn main() -> ExitCode {
                 }
             }
         }
+        Some("rules-verdicts") => {
+            // Training split only: the rules' own verdict and evidence for every tool, to see
+            // which rule a miss comes from (the engine's evidence leaves out the rules the
+            // model overruled).
+            for s in corpus.split(false) {
+                for t in &s.tools {
+                    let v = rules.classify(&t.tool);
+                    println!(
+                        "{}\t{}\t{}\t{}\t{:?}",
+                        s.id, t.tool.name, v.category, v.confidence, v.evidence
+                    );
+                }
+            }
+        }
         Some("keys") => {
             for s in corpus.split(false) {
                 for t in &s.tools {
@@ -144,7 +158,7 @@ fn main() -> ExitCode {
             }
         }
         _ => {
-            eprintln!("usage: model train [OUT] | cv [l2=X min=N balance=X cap=X] | misses | severity-misses | test");
+            eprintln!("usage: model train [OUT] | cv [l2=X min=N balance=X cap=X] | misses | severity-misses | rules-verdicts | test");
             return ExitCode::from(2);
         }
     }
