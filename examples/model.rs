@@ -3,6 +3,8 @@
 //!     cargo run --release --example model -- train [OUT]   write the weights (default catalog/model/weights.tsv)
 //!     cargo run --release --example model -- cv            cross-validate on the training split only
 //!     cargo run --release --example model -- test          the frozen test split's figures (report them; never tune on them)
+//!     cargo run --release --example model -- score DIR     the shipped engine on every server of another labelled set
+//!                                                          (laid out as catalog/corpus is), e.g. one labelled before it joins
 //!
 //! `scripts/train-model.sh` runs `train`.
 
@@ -85,6 +87,25 @@ fn main() -> ExitCode {
             let scored = evaluate::score_split(&corpus, &engine, true);
             report("frozen test split", &scored);
         }
+        Some("score") => {
+            // Servers the shipped engine was neither trained nor tuned on, labelled blind and
+            // laid out as the corpus is: both of their splits, as a reviewer would meet them.
+            let Some(dir) = args.get(1) else {
+                eprintln!("usage: model score DIR");
+                return ExitCode::from(2);
+            };
+            let other = match Corpus::load(std::path::Path::new(dir)) {
+                Ok(c) => c,
+                Err(e) => {
+                    eprintln!("{dir}: {e}");
+                    return ExitCode::from(2);
+                }
+            };
+            let engine = Engine::new(RuleFile::embedded());
+            let mut scored = evaluate::score_split(&other, &engine, false);
+            scored.extend(evaluate::score_split(&other, &engine, true));
+            report(&format!("{dir}, every server"), &scored);
+        }
         Some("speed") => {
             // Tools a second, rules alone and rules with the model, best of ten passes.
             let tools: Vec<_> = corpus
@@ -158,7 +179,7 @@ fn main() -> ExitCode {
             }
         }
         _ => {
-            eprintln!("usage: model train [OUT] | cv [l2=X min=N balance=X cap=X] | misses | severity-misses | rules-verdicts | test");
+            eprintln!("usage: model train [OUT] | cv [l2=X min=N balance=X cap=X] | misses | severity-misses | rules-verdicts | test | score DIR");
             return ExitCode::from(2);
         }
     }
