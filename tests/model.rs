@@ -74,7 +74,8 @@ fn the_corpus_is_large_blind_labelled_and_split_before_tuning() {
     assert!(second >= 300, "{second} tools double-labelled");
 }
 
-/// The frozen test split's figures (77 servers, 1,259 tools), less a small margin: a change that
+/// The frozen test split's figures (94 servers, 1,530 tools; 77 servers and 1,259 tools until
+/// the corpus grew on 2026-12-02), less a small margin: a change that
 /// makes unseen servers worse fails. First measured on 2026-12-01: category 90.4%, severity
 /// 89.1%, Execute/Destructive/Financial as Read or Write 11.1% of 280, Financial recall 6 of 10,
 /// 98.2% of 944 confident verdicts right. Raised on 2026-12-01 after the rules were brought
@@ -83,13 +84,15 @@ fn the_corpus_is_large_blind_labelled_and_split_before_tuning() {
 /// On 2026-12-02, with the rules deciding alone where they are sure of anything but Write
 /// (chosen by cross-validation on the training split): 90.5%, 88.7%, 10.0%, 6 of 10, 96.4% of
 /// 1,022; after four rule changes from the hard cases (cross-validated the same way): 90.5%,
-/// 88.8%, 10.4%, 6 of 10, 96.6% of 1,014.
+/// 88.8%, 10.4%, 6 of 10, 96.6% of 1,014. With 67 more servers in the corpus (17 of them in the
+/// split) and two more rule changes: 91.0%, 89.2%, 11.5% of 313, 9 of 14, 96.5% of 1,235 (on
+/// the first 77 servers alone 90.6%, 88.9%, 11.1%, 6 of 10).
 /// The bars (95%, 93%, 3%, 90%) are not reached yet; raise these
 /// as the figures improve, never lower them.
-const CATEGORY_AT_LEAST: f64 = 0.90;
+const CATEGORY_AT_LEAST: f64 = 0.905;
 const SEVERITY_AT_LEAST: f64 = 0.885;
 const DANGEROUS_AS_BENIGN_AT_MOST: f64 = 0.12;
-const FINANCIAL_RECALL_AT_LEAST: f64 = 0.5;
+const FINANCIAL_RECALL_AT_LEAST: f64 = 0.6;
 /// Of the verdicts with confidence 0.9 or more, at least this share is right (the bar).
 const CONFIDENT_RIGHT_AT_LEAST: f64 = 0.95;
 
