@@ -74,7 +74,7 @@ fn the_corpus_is_large_blind_labelled_and_split_before_tuning() {
     assert!(second >= 300, "{second} tools double-labelled");
 }
 
-/// The frozen test split's figures (98 servers, 1,610 tools; 77 servers and 1,259 tools until
+/// The frozen test split's figures (103 servers, 1,698 tools; 77 servers and 1,259 tools until
 /// the corpus grew on 2026-12-02), less a small margin: a change that
 /// makes unseen servers worse fails. First measured on 2026-12-01: category 90.4%, severity
 /// 89.1%, Execute/Destructive/Financial as Read or Write 11.1% of 280, Financial recall 6 of 10,
@@ -87,7 +87,9 @@ fn the_corpus_is_large_blind_labelled_and_split_before_tuning() {
 /// 88.8%, 10.4%, 6 of 10, 96.6% of 1,014. With 67 more servers in the corpus (17 of them in the
 /// split) and two more rule changes: 91.0%, 89.2%, 11.5% of 313, 9 of 14, 96.5% of 1,235 (on
 /// the first 77 servers alone 90.6%, 88.9%, 11.1%, 6 of 10). With 18 more (4 in the split):
-/// 91.4%, 89.6%, 11.2% of 320, 9 of 14, 96.6% of 1,313 (first 77: 90.9%, 89.2%, 10.7%).
+/// 91.4%, 89.6%, 11.2% of 320, 9 of 14, 96.6% of 1,313 (first 77: 90.9%, 89.2%, 10.7%). With
+/// 17 more (5 in the split): 91.3%, 89.1%, 10.9% of 339, 9 of 14, 96.8% of 1,388 (first 77:
+/// 90.9%, 89.2%, 10.4%).
 /// The bars (95%, 93%, 3%, 90%) are not reached yet; raise these
 /// as the figures improve, never lower them.
 const CATEGORY_AT_LEAST: f64 = 0.91;
