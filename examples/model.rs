@@ -20,7 +20,12 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let corpus = match Corpus::shipped() {
+    // MODEL_CORPUS names another corpus directory (for experiments such as a learning curve).
+    let corpus = match std::env::var_os("MODEL_CORPUS") {
+        Some(dir) => Corpus::load(std::path::Path::new(&dir)),
+        None => Corpus::shipped(),
+    };
+    let corpus = match corpus {
         Ok(c) => c,
         Err(e) => {
             eprintln!("corpus: {e}");
@@ -42,6 +47,22 @@ fn main() -> ExitCode {
             let settings = settings_from(&args[1..]);
             let scored = evaluate::cross_validate(&corpus, &rules, settings, 5);
             report("training split, 5-fold cross-validation by server", &scored);
+        }
+        Some("cv-verdicts") => {
+            // Training split only: every tool's cross-validated verdict and which part decided.
+            let scored = evaluate::cross_validate(&corpus, &rules, settings_from(&args[1..]), 5);
+            for s in &scored {
+                println!(
+                    "{}\t{}\t{}\t{}\t{}\t{}\t{}",
+                    s.server,
+                    s.tool,
+                    s.label,
+                    s.rules_category,
+                    s.rules_confidence,
+                    s.category,
+                    if s.by_model { "model" } else { "rules" }
+                );
+            }
         }
         Some("misses") => {
             // Training split only: where the rules alone and the cross-validated engine miss.
@@ -185,7 +206,7 @@ fn main() -> ExitCode {
             }
         }
         _ => {
-            eprintln!("usage: model train [OUT] | cv [l2=X min=N balance=X cap=X] | misses | severity-misses | rules-verdicts | test | score DIR");
+            eprintln!("usage: model train [OUT] | cv [l2=X min=N balance=X cap=X] | cv-verdicts | misses | severity-misses | rules-verdicts | test | score DIR");
             return ExitCode::from(2);
         }
     }
@@ -237,4 +258,24 @@ fn settings_from(args: &[String]) -> train::Settings {
 fn report(title: &str, scored: &[Scored]) {
     println!("== {title}");
     print!("{}", evaluate::Figures::of(scored).to_text());
+    // Which part decided, and how often it was right.
+    for (who, by_model) in [("rules sure", false), ("model", true)] {
+        let part: Vec<&Scored> = scored.iter().filter(|s| s.by_model == by_model).collect();
+        let right = part.iter().filter(|s| s.category == s.label).count();
+        let rules_right = part.iter().filter(|s| s.rules_category == s.label).count();
+        println!(
+            "decided by {who}: {} tools, {:.1}% right (rules alone {:.1}%)",
+            part.len(),
+            percent(right, part.len()),
+            percent(rules_right, part.len())
+        );
+    }
+}
+
+fn percent(n: usize, of: usize) -> f64 {
+    if of == 0 {
+        0.0
+    } else {
+        100.0 * n as f64 / of as f64
+    }
 }

@@ -37,6 +37,9 @@ fn shown(confidence: f64) -> f64 {
 /// The evidence id of the learned model's part in a verdict.
 pub const MODEL_RULE: &str = "MR-M001";
 
+/// The evidence id of a verdict no rule or model decided ("by caution").
+pub const NOTHING_DECIDED: &str = "MR-C000";
+
 /// What the rules alone conclude about a tool.
 #[derive(Debug, Clone, Copy)]
 struct RulePass {
@@ -690,7 +693,7 @@ impl Engine {
         }
         if evidence_out.is_empty() || decision.caution {
             evidence_out.push(Evidence {
-                rule: "MR-C000".into(),
+                rule: NOTHING_DECIDED.into(),
                 detail: format!(
                     "no rule gave enough evidence; classified as {category} by caution"
                 ),
@@ -1085,7 +1088,7 @@ mod tests {
             let model_spoke = v.evidence.iter().any(|e| e.rule == MODEL_RULE);
             let sure = alone.confidence >= RULES_DECIDE_FROM
                 && alone.category != Category::Write
-                && alone.evidence.iter().all(|e| e.rule != "MR-C000");
+                && alone.evidence.iter().all(|e| e.rule != NOTHING_DECIDED);
             if sure {
                 by_rules += 1;
                 assert_eq!(format!("{v:?}"), format!("{alone:?}"), "{}", tool.name);

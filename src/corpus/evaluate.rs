@@ -1,6 +1,7 @@
 //! Training on the corpus and measuring verdicts against its labels: the shipped training
 //! step, cross-validation on the training split, and the figures the bars are stated in.
 
+use crate::classify::engine::{MODEL_RULE, NOTHING_DECIDED};
 use crate::classify::model::train::{self, Example, Settings};
 use crate::classify::model::weights::{self, softmax, ModelText};
 use crate::classify::model::{tokens, Model};
@@ -210,6 +211,10 @@ pub struct Scored {
     pub review: bool,
     /// What the rules alone said.
     pub rules_category: Category,
+    /// The rules' own confidence (0 when they were silent).
+    pub rules_confidence: f64,
+    /// The learned model decided (the rules were not sure).
+    pub by_model: bool,
 }
 
 /// Scores every tool of one split with `engine`.
@@ -223,6 +228,7 @@ pub fn score_split(corpus: &Corpus, engine: &Engine, test: bool) -> Vec<Scored> 
 
 fn score(engine: &Engine, rules: &Engine, server: &str, t: &Labelled) -> Scored {
     let v = engine.classify(&t.tool);
+    let alone = rules.classify(&t.tool);
     Scored {
         server: server.to_string(),
         tool: t.tool.name.clone(),
@@ -232,7 +238,13 @@ fn score(engine: &Engine, rules: &Engine, server: &str, t: &Labelled) -> Scored 
         severity: v.severity,
         confidence: v.confidence,
         review: v.needs_review(),
-        rules_category: rules.classify(&t.tool).category,
+        rules_category: alone.category,
+        rules_confidence: if alone.evidence.iter().any(|e| e.rule == NOTHING_DECIDED) {
+            0.0
+        } else {
+            alone.confidence
+        },
+        by_model: v.evidence.iter().any(|e| e.rule == MODEL_RULE),
     }
 }
 
