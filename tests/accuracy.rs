@@ -268,6 +268,42 @@ fn the_issues_examples_of_money_and_passthroughs() {
     );
 }
 
+/// Moving on-chain value is Financial (MR-C105); an auth token or a repository's ownership is
+/// not value. A shell or SSH name before the real action word is a namespace: `bash_write_file`
+/// writes a file, `ssh_list_connections` lists.
+#[test]
+fn token_transfers_are_money_and_shell_prefixes_are_namespaces() {
+    let tool = |name: &str, description: &str| {
+        serde_json::json!({"name": name, "description": description,
+            "inputSchema": {"type": "object", "properties": {
+                "to": {"type": "string"}, "amount": {"type": "string"}}}})
+    };
+    assert_categories(
+        serde_json::json!({"tools": [
+            tool("transfer_erc20", "Transfer ERC20 tokens to an address."),
+            tool("send_eth", "Send ETH to an address."),
+            tool("swap_tokens", "Swap one token for another on a DEX."),
+            tool("approve_token_spending", "Approve a spender to use your tokens."),
+            tool("transfer_repository_ownership", "Transfer a repository to another owner."),
+            tool("create_token", "Create a personal access token."),
+            tool("bash_write_file", "Write a file in the sandbox."),
+            tool("ssh_list_connections", "List the open SSH connections."),
+            tool("bash", "Run a bash command."),
+        ]}),
+        &[
+            Category::Financial,
+            Category::Financial,
+            Category::Financial,
+            Category::Financial,
+            Category::Write,
+            Category::Write,
+            Category::Write,
+            Category::Read,
+            Category::Execute,
+        ],
+    );
+}
+
 /// The Read step-ups that docs/classification.md lists: a Read that returns private messages,
 /// request headers, environment variables, or the contents of any file under a path the caller
 /// names is Medium; metadata about the same things, and deployment environments, stay Low.
