@@ -304,6 +304,30 @@ fn token_transfers_are_money_and_shell_prefixes_are_namespaces() {
     );
 }
 
+/// Activating a workflow or cron job makes it run on its own, and deactivating it stops it: the
+/// lifecycle of something that runs (MR-C302). Enabling an alert rule is not.
+#[test]
+fn switching_a_workflow_on_or_off_is_lifecycle_control() {
+    let tool = |name: &str, description: &str| {
+        serde_json::json!({"name": name, "description": description,
+            "inputSchema": {"type": "object", "properties": {"id": {"type": "string"}}}})
+    };
+    assert_categories(
+        serde_json::json!({"tools": [
+            tool("activate_workflow", "Activate a workflow so that its triggers run it."),
+            tool("deactivate_workflow", "Deactivate a workflow."),
+            tool("enable_cron", "Enable a cron job."),
+            tool("enable_alert", "Enable an alert rule."),
+        ]}),
+        &[
+            Category::Execute,
+            Category::Execute,
+            Category::Execute,
+            Category::Write,
+        ],
+    );
+}
+
 /// The Read step-ups that docs/classification.md lists: a Read that returns private messages,
 /// request headers, environment variables, or the contents of any file under a path the caller
 /// names is Medium; metadata about the same things, and deployment environments, stay Low.
