@@ -74,7 +74,7 @@ fn the_corpus_is_large_blind_labelled_and_split_before_tuning() {
     assert!(second >= 300, "{second} tools double-labelled");
 }
 
-/// The frozen test split's figures (120 servers, 1,971 tools; 77 servers and 1,259 tools until
+/// The frozen test split's figures (127 servers, 2,038 tools; 77 servers and 1,259 tools until
 /// the corpus grew on 2026-12-02), less a small margin: a change that
 /// makes unseen servers worse fails. First measured on 2026-12-01: category 90.4%, severity
 /// 89.1%, Execute/Destructive/Financial as Read or Write 11.1% of 280, Financial recall 6 of 10,
@@ -95,7 +95,9 @@ fn the_corpus_is_large_blind_labelled_and_split_before_tuning() {
 /// 339: training on the new, harder servers moved the fitted thresholds along the trade
 /// between the two figures (category down 0.6, dangerous tools let through down 1.5 points).
 /// Lowered then, to 0.90 and 0.88, because servers that join the corpus join the split by
-/// its hash and the new ones are harder: score them before they join (`model score`).
+/// its hash and the new ones are harder: score them before they join (`model score`). With
+/// 27 more of the draw (7 in the split) and MR-C302's workflow switches: 90.5%, 88.6%, 9.1%
+/// of 394, 13 of 20, 97.0% of 1,658 (127 servers, 2,038 tools).
 /// The bars (95%, 93%, 3%, 90%) are not reached yet; raise these as the figures
 /// improve, and lower them only when the split's make-up changes, saying so here.
 const CATEGORY_AT_LEAST: f64 = 0.90;
