@@ -184,6 +184,21 @@ fn classify_each<W>(
         .collect()
 }
 
+/// A tool as a server sends it, with the given input properties.
+fn tool_with(name: &str, description: &str, properties: serde_json::Value) -> serde_json::Value {
+    serde_json::json!({"name": name, "description": description,
+        "inputSchema": {"type": "object", "properties": properties}})
+}
+
+/// A tool that takes one `id` argument.
+fn tool_with_id(name: &str, description: &str) -> serde_json::Value {
+    tool_with(
+        name,
+        description,
+        serde_json::json!({"id": {"type": "string"}}),
+    )
+}
+
 /// The credentials case that docs/classification.md decides: adding a key is Write; rotating,
 /// regenerating or changing one cuts off whoever held the old one, so it is Destructive.
 #[test]
@@ -218,13 +233,7 @@ fn replacing_a_credential_is_destructive_and_adding_one_is_write() {
     ];
     let tools: Vec<serde_json::Value> = cases
         .iter()
-        .map(|(name, description, _)| {
-            serde_json::json!({
-                "name": name,
-                "description": description,
-                "inputSchema": {"type": "object", "properties": {"id": {"type": "string"}}}
-            })
-        })
+        .map(|(name, description, _)| tool_with_id(name, description))
         .collect();
     let want: Vec<Category> = cases.iter().map(|c| c.2).collect();
     assert_categories(serde_json::json!({ "tools": tools }), &want);
@@ -274,9 +283,11 @@ fn the_issues_examples_of_money_and_passthroughs() {
 #[test]
 fn token_transfers_are_money_and_shell_prefixes_are_namespaces() {
     let tool = |name: &str, description: &str| {
-        serde_json::json!({"name": name, "description": description,
-            "inputSchema": {"type": "object", "properties": {
-                "to": {"type": "string"}, "amount": {"type": "string"}}}})
+        tool_with(
+            name,
+            description,
+            serde_json::json!({"to": {"type": "string"}, "amount": {"type": "string"}}),
+        )
     };
     assert_categories(
         serde_json::json!({"tools": [
@@ -308,16 +319,12 @@ fn token_transfers_are_money_and_shell_prefixes_are_namespaces() {
 /// lifecycle of something that runs (MR-C302). Enabling an alert rule is not.
 #[test]
 fn switching_a_workflow_on_or_off_is_lifecycle_control() {
-    let tool = |name: &str, description: &str| {
-        serde_json::json!({"name": name, "description": description,
-            "inputSchema": {"type": "object", "properties": {"id": {"type": "string"}}}})
-    };
     assert_categories(
         serde_json::json!({"tools": [
-            tool("activate_workflow", "Activate a workflow so that its triggers run it."),
-            tool("deactivate_workflow", "Deactivate a workflow."),
-            tool("enable_cron", "Enable a cron job."),
-            tool("enable_alert", "Enable an alert rule."),
+            tool_with_id("activate_workflow", "Activate a workflow so that its triggers run it."),
+            tool_with_id("deactivate_workflow", "Deactivate a workflow."),
+            tool_with_id("enable_cron", "Enable a cron job."),
+            tool_with_id("enable_alert", "Enable an alert rule."),
         ]}),
         &[
             Category::Execute,
