@@ -315,6 +315,35 @@ fn token_transfers_are_money_and_shell_prefixes_are_namespaces() {
     );
 }
 
+/// Bookkeeping records that carry amounts (bills, deposits, sales receipts, vendor credits)
+/// change a monetary balance, and a billing checkout binds the account to pay: Financial
+/// (MR-C102, MR-C103). A git checkout and a read receipt are not money.
+#[test]
+fn ledger_records_and_billing_checkouts_are_money() {
+    assert_categories(
+        serde_json::json!({"tools": [
+            tool_with_id("create_bill", "Create a vendor bill."),
+            tool_with_id("edit_deposit", "Edit a deposit's lines and amounts."),
+            tool_with_id("edit_sales_receipt", "Edit a sales receipt."),
+            tool_with_id("edit_vendor_credit", "Edit a vendor credit."),
+            tool_with_id("billing_checkout", "Create a plan checkout session."),
+            tool_with_id("approve_work", "Approve the work and release their payment to the worker."),
+            tool_with_id("checkout_branch", "Check out a git branch."),
+            tool_with_id("send_read_receipt", "Send a read receipt for a message."),
+        ]}),
+        &[
+            Category::Financial,
+            Category::Financial,
+            Category::Financial,
+            Category::Financial,
+            Category::Financial,
+            Category::Financial,
+            Category::Write,
+            Category::Write,
+        ],
+    );
+}
+
 /// Activating a workflow or cron job makes it run on its own, and deactivating it stops it: the
 /// lifecycle of something that runs (MR-C302). Enabling an alert rule is not.
 #[test]
