@@ -74,7 +74,7 @@ fn the_corpus_is_large_blind_labelled_and_split_before_tuning() {
     assert!(second >= 300, "{second} tools double-labelled");
 }
 
-/// The frozen test split's figures (127 servers, 2,038 tools; 77 servers and 1,259 tools until
+/// The frozen test split's figures (140 servers, 2,179 tools; 77 servers and 1,259 tools until
 /// the corpus grew on 2026-12-02), less a small margin: a change that
 /// makes unseen servers worse fails. First measured on 2026-12-01: category 90.4%, severity
 /// 89.1%, Execute/Destructive/Financial as Read or Write 11.1% of 280, Financial recall 6 of 10,
@@ -97,11 +97,17 @@ fn the_corpus_is_large_blind_labelled_and_split_before_tuning() {
 /// Lowered then, to 0.90 and 0.88, because servers that join the corpus join the split by
 /// its hash and the new ones are harder: score them before they join (`model score`). With
 /// 27 more of the draw (7 in the split) and MR-C302's workflow switches: 90.5%, 88.6%, 9.1%
-/// of 394, 13 of 20, 97.0% of 1,658 (127 servers, 2,038 tools).
+/// of 394, 13 of 20, 97.0% of 1,658 (127 servers, 2,038 tools). With the last npm slice and
+/// another PyPI slice (13 more servers in the split, 141 tools) and the model keeping one-server
+/// words: 89.9%, 87.9%, 9.7% of 414, 13 of 20, 96.8% of 1,756 (140 servers, 2,179 tools); on
+/// the 127 servers before, 91.3%, 89.3%, 9.4% of 394. One new server in the split,
+/// OpenZeppelin's contract generators (33 tools that only return source text, labelled Read),
+/// comes out Write or Execute on every tool; it alone takes category from 91.3% to 89.9%.
+/// Lowered then, to 0.89 and 0.87.
 /// The bars (95%, 93%, 3%, 90%) are not reached yet; raise these as the figures
 /// improve, and lower them only when the split's make-up changes, saying so here.
-const CATEGORY_AT_LEAST: f64 = 0.90;
-const SEVERITY_AT_LEAST: f64 = 0.88;
+const CATEGORY_AT_LEAST: f64 = 0.89;
+const SEVERITY_AT_LEAST: f64 = 0.87;
 const DANGEROUS_AS_BENIGN_AT_MOST: f64 = 0.12;
 const FINANCIAL_RECALL_AT_LEAST: f64 = 0.6;
 /// Of the verdicts with confidence 0.9 or more, at least this share is right (the bar).
