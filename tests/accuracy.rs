@@ -320,27 +320,51 @@ fn token_transfers_are_money_and_shell_prefixes_are_namespaces() {
 /// (MR-C102, MR-C103). A git checkout and a read receipt are not money.
 #[test]
 fn ledger_records_and_billing_checkouts_are_money() {
+    let cases = [
+        ("create_bill", "Create a vendor bill.", Category::Financial),
+        (
+            "edit_deposit",
+            "Edit a deposit's lines and amounts.",
+            Category::Financial,
+        ),
+        (
+            "edit_sales_receipt",
+            "Edit a sales receipt.",
+            Category::Financial,
+        ),
+        (
+            "edit_vendor_credit",
+            "Edit a vendor credit.",
+            Category::Financial,
+        ),
+        (
+            "billing_checkout",
+            "Create a plan checkout session.",
+            Category::Financial,
+        ),
+        (
+            "approve_work",
+            "Approve the work and release their payment to the worker.",
+            Category::Financial,
+        ),
+        (
+            "checkout_branch",
+            "Check out a git branch.",
+            Category::Write,
+        ),
+        (
+            "send_read_receipt",
+            "Send a read receipt for a message.",
+            Category::Write,
+        ),
+    ];
+    let tools: Vec<serde_json::Value> = cases
+        .iter()
+        .map(|(name, description, _)| tool_with_id(name, description))
+        .collect();
     assert_categories(
-        serde_json::json!({"tools": [
-            tool_with_id("create_bill", "Create a vendor bill."),
-            tool_with_id("edit_deposit", "Edit a deposit's lines and amounts."),
-            tool_with_id("edit_sales_receipt", "Edit a sales receipt."),
-            tool_with_id("edit_vendor_credit", "Edit a vendor credit."),
-            tool_with_id("billing_checkout", "Create a plan checkout session."),
-            tool_with_id("approve_work", "Approve the work and release their payment to the worker."),
-            tool_with_id("checkout_branch", "Check out a git branch."),
-            tool_with_id("send_read_receipt", "Send a read receipt for a message."),
-        ]}),
-        &[
-            Category::Financial,
-            Category::Financial,
-            Category::Financial,
-            Category::Financial,
-            Category::Financial,
-            Category::Financial,
-            Category::Write,
-            Category::Write,
-        ],
+        serde_json::json!({ "tools": tools }),
+        &cases.map(|(_, _, c)| c),
     );
 }
 
