@@ -74,7 +74,7 @@ fn the_corpus_is_large_blind_labelled_and_split_before_tuning() {
     assert!(second >= 300, "{second} tools double-labelled");
 }
 
-/// The frozen test split's figures (140 servers, 2,179 tools; 77 servers and 1,259 tools until
+/// The frozen test split's figures (148 servers, 2,296 tools; 77 servers and 1,259 tools until
 /// the corpus grew on 2026-12-02), less a small margin: a change that
 /// makes unseen servers worse fails. First measured on 2026-12-01: category 90.4%, severity
 /// 89.1%, Execute/Destructive/Financial as Read or Write 11.1% of 280, Financial recall 6 of 10,
@@ -103,7 +103,9 @@ fn the_corpus_is_large_blind_labelled_and_split_before_tuning() {
 /// the 127 servers before, 91.3%, 89.3%, 9.4% of 394. One new server in the split,
 /// OpenZeppelin's contract generators (33 tools that only return source text, labelled Read),
 /// comes out Write or Execute on every tool; it alone takes category from 91.3% to 89.9%.
-/// Lowered then, to 0.89 and 0.87.
+/// Lowered then, to 0.89 and 0.87. With 100 description words read and 22 more servers of the
+/// PyPI draw (8 in the split): 89.4%, 87.5%, 9.1% of 441, 13 of 20, 96.5% of 1,855 (148
+/// servers, 2,296 tools); on the 127 servers, 91.2%, 89.2%, 8.9% of 394.
 /// The bars (95%, 93%, 3%, 90%) are not reached yet; raise these as the figures
 /// improve, and lower them only when the split's make-up changes, saying so here.
 const CATEGORY_AT_LEAST: f64 = 0.89;
