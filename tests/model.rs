@@ -103,9 +103,9 @@ fn the_corpus_is_large_blind_labelled_and_split_before_tuning() {
 /// the 127 servers before, 91.3%, 89.3%, 9.4% of 394. One new server in the split,
 /// OpenZeppelin's contract generators (33 tools that only return source text, labelled Read),
 /// comes out Write or Execute on every tool; it alone takes category from 91.3% to 89.9%.
-/// Lowered then, to 0.89 and 0.87. With 100 description words read and 22 more servers of the
-/// PyPI draw (8 in the split): 89.4%, 87.5%, 9.1% of 441, 13 of 20, 96.5% of 1,855 (148
-/// servers, 2,296 tools); on the 127 servers, 91.2%, 89.2%, 8.9% of 394.
+/// Lowered then, to 0.89 and 0.87. With 22 more servers of the PyPI draw (8 in the split):
+/// 89.4%, 87.4%, 9.1% of 441, 13 of 20, 96.8% of 1,849 (148 servers, 2,296 tools); on the 127
+/// servers, 91.0%, 89.0%, 9.1% of 394.
 /// The bars (95%, 93%, 3%, 90%) are not reached yet; raise these as the figures
 /// improve, and lower them only when the split's make-up changes, saying so here.
 const CATEGORY_AT_LEAST: f64 = 0.89;
