@@ -199,6 +199,17 @@ fn tool_with_id(name: &str, description: &str) -> serde_json::Value {
     )
 }
 
+/// Checks made-up tools that each take one `id` argument: `(name, description, category
+/// wanted)`, in order.
+fn assert_cases_with_id(cases: &[(&str, &str, Category)]) {
+    let tools: Vec<serde_json::Value> = cases
+        .iter()
+        .map(|(name, description, _)| tool_with_id(name, description))
+        .collect();
+    let want: Vec<Category> = cases.iter().map(|c| c.2).collect();
+    assert_categories(serde_json::json!({ "tools": tools }), &want);
+}
+
 /// The credentials case that docs/classification.md decides: adding a key is Write; rotating,
 /// regenerating or changing one cuts off whoever held the old one, so it is Destructive.
 #[test]
@@ -231,12 +242,7 @@ fn replacing_a_credential_is_destructive_and_adding_one_is_write() {
             Category::Read,
         ),
     ];
-    let tools: Vec<serde_json::Value> = cases
-        .iter()
-        .map(|(name, description, _)| tool_with_id(name, description))
-        .collect();
-    let want: Vec<Category> = cases.iter().map(|c| c.2).collect();
-    assert_categories(serde_json::json!({ "tools": tools }), &want);
+    assert_cases_with_id(&cases);
 }
 
 /// Made-up examples of the error kinds issue 14 lists, as docs/classification.md decides them.
@@ -358,14 +364,7 @@ fn ledger_records_and_billing_checkouts_are_money() {
             Category::Write,
         ),
     ];
-    let tools: Vec<serde_json::Value> = cases
-        .iter()
-        .map(|(name, description, _)| tool_with_id(name, description))
-        .collect();
-    assert_categories(
-        serde_json::json!({ "tools": tools }),
-        &cases.map(|(_, _, c)| c),
-    );
+    assert_cases_with_id(&cases);
 }
 
 /// Activating a workflow or cron job makes it run on its own, and deactivating it stops it: the

@@ -339,11 +339,11 @@ mod tests {
         for s in ["a", "b", "c"] {
             examples.push(ex(
                 s,
-                &["n0:delet", &format!("n:only{s}"), "np:1"],
+                &["n0:delet", &format!("n:only{s}")],
                 Category::Destructive,
             ));
-            examples.push(ex(s, &["n0:list", "np:1"], Category::Read));
-            examples.push(ex(s, &["n0:creat", "np:1"], Category::Write));
+            examples.push(ex(s, &["n0:list"], Category::Read));
+            examples.push(ex(s, &["n0:creat"], Category::Write));
         }
         let two = Settings {
             min_servers: 2,
