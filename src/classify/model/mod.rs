@@ -258,7 +258,7 @@ fn spelled<'a>(
             .iter()
             .find(matches)
             .or_else(|| spelled(Place::Description, stem, description, f)),
-        Place::Lead | Place::Description => description.iter().find(matches),
+        Place::Lead | Place::Description | Place::Negated => description.iter().find(matches),
         Place::Property | Place::Switch | Place::FreeText => (0..f.properties.len())
             .find(|&i| f.key(i) == stem)
             .map(|i| f.properties[i].name),
