@@ -478,6 +478,23 @@ fn reads_of_private_messages_headers_and_any_file_are_medium() {
             ),
             Severity::Low,
         ),
+        // "ssh" names the transport; a key is what makes it a secret.
+        (
+            tool(
+                "ssh_list_connections",
+                "List the open SSH connections and their hosts.",
+                serde_json::json!({}),
+            ),
+            Severity::Low,
+        ),
+        (
+            tool(
+                "get_ssh_key",
+                "Get an SSH key of the account by its name.",
+                serde_json::json!({"name": text}),
+            ),
+            Severity::Medium,
+        ),
     ];
     let (tools, want): (Vec<_>, Vec<_>) = cases
         .into_iter()
