@@ -74,7 +74,7 @@ fn the_corpus_is_large_blind_labelled_and_split_before_tuning() {
     assert!(second >= 300, "{second} tools double-labelled");
 }
 
-/// The frozen test split's figures (148 servers, 2,296 tools; 77 servers and 1,259 tools until
+/// The frozen test split's figures (164 servers, 2,489 tools; 77 servers and 1,259 tools until
 /// the corpus grew on 2026-12-02), less a small margin: a change that
 /// makes unseen servers worse fails. First measured on 2026-12-01: category 90.4%, severity
 /// 89.1%, Execute/Destructive/Financial as Read or Write 11.1% of 280, Financial recall 6 of 10,
@@ -105,13 +105,18 @@ fn the_corpus_is_large_blind_labelled_and_split_before_tuning() {
 /// comes out Write or Execute on every tool; it alone takes category from 91.3% to 89.9%.
 /// Lowered then, to 0.89 and 0.87. With 22 more servers of the PyPI draw (8 in the split):
 /// 89.4%, 87.4%, 9.1% of 441, 13 of 20, 96.8% of 1,849 (148 servers, 2,296 tools); on the 127
-/// servers, 91.0%, 89.0%, 9.1% of 394.
+/// servers, 91.0%, 89.0%, 9.1% of 394. With negated description words as keys, 72 more servers
+/// of the PyPI draw (16 in the split, 193 tools) and the 'ssh' severity change: 89.6%, 87.7%,
+/// 9.0% of 488, 13 of 23, 96.5% of 1,979 (164 servers, 2,489 tools); on the 148 servers
+/// before, 89.9%, 88.0%, 8.2% of 441, 13 of 20. One new server in the split offers three cloud
+/// runs its descriptions call paid (labelled Financial), which the engine calls Execute:
+/// Financial recall lowered then to 0.55, and the dangerous-tools bar raised to 0.10.
 /// The bars (95%, 93%, 3%, 90%) are not reached yet; raise these as the figures
 /// improve, and lower them only when the split's make-up changes, saying so here.
 const CATEGORY_AT_LEAST: f64 = 0.89;
 const SEVERITY_AT_LEAST: f64 = 0.87;
-const DANGEROUS_AS_BENIGN_AT_MOST: f64 = 0.12;
-const FINANCIAL_RECALL_AT_LEAST: f64 = 0.6;
+const DANGEROUS_AS_BENIGN_AT_MOST: f64 = 0.10;
+const FINANCIAL_RECALL_AT_LEAST: f64 = 0.55;
 /// Of the verdicts with confidence 0.9 or more, at least this share is right (the bar).
 const CONFIDENT_RIGHT_AT_LEAST: f64 = 0.95;
 
