@@ -1,8 +1,9 @@
 //! The words the learned model reads from a tool, as feature keys: name words with their
-//! position and side by side, the description's words and its leading (action) words, property
-//! names and their words, switches, free-text arguments, enum values (nested too) and
-//! annotations. (Description word pairs and argument descriptions were tried and left out: they
-//! made cross-validated verdicts no better and classification slower.)
+//! position and side by side, the description's words and its leading (action) words (those
+//! just after a negation apart: "does not *write*"), property names and their words, switches,
+//! free-text arguments, enum values (nested too) and annotations. (Description word pairs, and
+//! pairs of the leading words, and argument descriptions were tried and left out: they made
+//! cross-validated verdicts no better and classification slower.)
 //!
 //! A key is a short prefix that says where a word was found, a colon, and the word's stem (or
 //! two stems joined by `+`): `n0:delet` is a name that starts with "delete", `nn:close+posit`
