@@ -429,24 +429,26 @@ mod tests {
         assert!(!is_stop_word("delete") && !is_stop_word("th"));
     }
 
+    /// The one tool of a `{"tools": [...]}` document.
+    fn only_tool(doc: serde_json::Value) -> Tool {
+        crate::targets::toollist::from_value(doc, "test")
+            .unwrap()
+            .tools
+            .remove(0)
+    }
+
     #[test]
     fn hashing_a_key_in_parts_equals_hashing_the_string() {
-        let tool = crate::targets::toollist::from_value(
-            serde_json::json!({"tools": [{
-                "name": "closePosition",
-                "description": "Closes an open trading position at market price.",
-                "inputSchema": {"type": "object", "properties": {
-                    "symbol": {"type": "string", "description": "The ticker"},
-                    "force": {"type": "boolean"},
-                    "options": {"type": "object", "properties": {
-                        "operation": {"type": "string", "enum": ["cancel", "hold"]}}}}},
-                "annotations": {"destructiveHint": true}
-            }]}),
-            "test",
-        )
-        .unwrap()
-        .tools
-        .remove(0);
+        let tool = only_tool(serde_json::json!({"tools": [{
+            "name": "closePosition",
+            "description": "Closes an open trading position at market price.",
+            "inputSchema": {"type": "object", "properties": {
+                "symbol": {"type": "string", "description": "The ticker"},
+                "force": {"type": "boolean"},
+                "options": {"type": "object", "properties": {
+                    "operation": {"type": "string", "enum": ["cancel", "hold"]}}}}},
+            "annotations": {"destructiveHint": true}
+        }]}));
         let f = Features::of(&tool);
         let mut keys: Vec<String> = Vec::new();
         emit(&tool, &f, &mut TokenScratch::default(), &mut keys);
@@ -469,18 +471,12 @@ mod tests {
 
     #[test]
     fn words_after_a_negation_are_keys_of_their_own() {
-        let tool = crate::targets::toollist::from_value(
-            serde_json::json!({"tools": [{
-                "name": "render_contract",
-                "description": "Returns contract source code. Does not write to disk and \
-                                doesn't deploy anything; results cached for later calls.",
-                "inputSchema": {"type": "object", "properties": {}}
-            }]}),
-            "test",
-        )
-        .unwrap()
-        .tools
-        .remove(0);
+        let tool = only_tool(serde_json::json!({"tools": [{
+            "name": "render_contract",
+            "description": "Returns contract source code. Does not write to disk and \
+                            doesn't deploy anything; results cached for later calls.",
+            "inputSchema": {"type": "object", "properties": {}}
+        }]}));
         let f = Features::of(&tool);
         let mut keys: Vec<String> = Vec::new();
         emit(&tool, &f, &mut TokenScratch::default(), &mut keys);
