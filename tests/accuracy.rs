@@ -210,6 +210,48 @@ fn assert_cases_with_id(cases: &[(&str, &str, Category)]) {
     assert_categories(serde_json::json!({ "tools": tools }), &want);
 }
 
+/// A preview or an estimate of a charge computes it and moves nothing: MR-C102 (money object
+/// changed) leaves it alone, where the same money words with an acting verb match. The rule's
+/// match is evidence the learned model weighs, so a weak match still pushed such a preview
+/// towards Financial (Paddle's `preview_subscription_update` among the shared labels).
+#[test]
+fn previews_and_estimates_of_money_are_not_money_changed() {
+    let engine = Engine::new(RuleFile::embedded());
+    let cases = [
+        (
+            "preview_subscription_update",
+            "Preview an update for a subscription without applying those changes.",
+            false,
+        ),
+        (
+            "estimate_order_total",
+            "Estimate an order's total, tax included.",
+            false,
+        ),
+        (
+            "update_subscription",
+            "Update a subscription's items and billing period.",
+            true,
+        ),
+    ];
+    let tools: Vec<serde_json::Value> = cases
+        .iter()
+        .map(|(name, description, _)| tool_with_id(name, description))
+        .collect();
+    let list =
+        mcprisk::targets::toollist::from_value(serde_json::json!({ "tools": tools }), "test")
+            .unwrap();
+    for (t, (_, _, money)) in list.tools.iter().zip(&cases) {
+        let keys = engine.model_keys(t);
+        assert_eq!(
+            keys.iter().any(|k| k == "r:MR-C102"),
+            *money,
+            "{}: {keys:?}",
+            t.name
+        );
+    }
+}
+
 /// The credentials case that docs/classification.md decides: adding a key is Write; rotating,
 /// regenerating or changing one cuts off whoever held the old one, so it is Destructive.
 #[test]

@@ -111,10 +111,16 @@ fn the_corpus_is_large_blind_labelled_and_split_before_tuning() {
 /// before, 89.9%, 88.0%, 8.2% of 441, 13 of 20. One new server in the split offers three cloud
 /// runs its descriptions call paid (labelled Financial), which the engine calls Execute:
 /// Financial recall lowered then to 0.55, and the dangerous-tools bar raised to 0.10.
+/// With 40 more servers of the PyPI draw (11 in the split, 123 tools) and MR-C102 leaving
+/// previews and estimates alone: 88.7%, 86.7%, 9.7% of 496, 13 of 23, 96.1% of 2,057 (175
+/// servers, 2,612 tools); on the 164 servers before, 89.3%, 87.4%, 9.4% of 488, 13 of 23.
+/// One new server in the split, an audio tool's scripting API (40 tools kept, most of them
+/// property getters whose schema also takes a new value, labelled Write), takes category from
+/// 89.1% without it to 88.7%. Lowered then, to 0.88 and 0.86.
 /// The bars (95%, 93%, 3%, 90%) are not reached yet; raise these as the figures
 /// improve, and lower them only when the split's make-up changes, saying so here.
-const CATEGORY_AT_LEAST: f64 = 0.89;
-const SEVERITY_AT_LEAST: f64 = 0.87;
+const CATEGORY_AT_LEAST: f64 = 0.88;
+const SEVERITY_AT_LEAST: f64 = 0.86;
 const DANGEROUS_AS_BENIGN_AT_MOST: f64 = 0.10;
 const FINANCIAL_RECALL_AT_LEAST: f64 = 0.55;
 /// Of the verdicts with confidence 0.9 or more, at least this share is right (the bar).
