@@ -116,7 +116,9 @@ fn the_corpus_is_large_blind_labelled_and_split_before_tuning() {
 /// servers, 2,612 tools); on the 164 servers before, 89.3%, 87.4%, 9.4% of 488, 13 of 23.
 /// One new server in the split, an audio tool's scripting API (40 tools kept, most of them
 /// property getters whose schema also takes a new value, labelled Write), takes category from
-/// 89.1% without it to 88.7%. Lowered then, to 0.88 and 0.86.
+/// 89.1% without it to 88.7%. Lowered then, to 0.88 and 0.86. With 29 more of the draw (7 in
+/// the split, 81 tools): 88.5%, 86.5%, 9.2% of 500, 13 of 23, 96.2% of 2,110 (182 servers,
+/// 2,693 tools); on the 175 servers before, 88.7%, 86.8%, 9.3% of 496.
 /// The bars (95%, 93%, 3%, 90%) are not reached yet; raise these as the figures
 /// improve, and lower them only when the split's make-up changes, saying so here.
 const CATEGORY_AT_LEAST: f64 = 0.88;
