@@ -252,6 +252,38 @@ fn previews_and_estimates_of_money_are_not_money_changed() {
     }
 }
 
+/// Computing an answer is Read (docs/classification.md): arithmetic, solving, ranking and
+/// filtering what the caller supplies leave nothing behind. Before MR-C501 knew these words,
+/// the rules fell silent on them and left them "Write by caution".
+#[test]
+fn computing_an_answer_is_read_to_the_rules() {
+    let rules = Engine::new(RuleFile::embedded()).with_model(None);
+    let cases = [
+        ("multiply", "Multiply two numbers."),
+        ("solve_polynomial", "Find the roots of a polynomial."),
+        (
+            "rank_documents",
+            "Rank the supplied documents by relevance.",
+        ),
+        (
+            "filter_rows",
+            "Keep the rows of a table that match a condition.",
+        ),
+        ("predict_churn", "Predict which customers will churn."),
+    ];
+    let tools: Vec<serde_json::Value> = cases
+        .iter()
+        .map(|(name, description)| tool_with_id(name, description))
+        .collect();
+    let list =
+        mcprisk::targets::toollist::from_value(serde_json::json!({ "tools": tools }), "test")
+            .unwrap();
+    for t in &list.tools {
+        let v = rules.classify(t);
+        assert_eq!(v.category, Category::Read, "{}: {:?}", t.name, v.evidence);
+    }
+}
+
 /// The credentials case that docs/classification.md decides: adding a key is Write; rotating,
 /// regenerating or changing one cuts off whoever held the old one, so it is Destructive.
 #[test]
