@@ -210,6 +210,18 @@ fn assert_cases_with_id(cases: &[(&str, &str, Category)]) {
     assert_categories(serde_json::json!({ "tools": tools }), &want);
 }
 
+/// Made-up tools that each take one `id` argument, parsed as a server's list would be.
+fn parsed_with_id<'a>(
+    tools: impl Iterator<Item = (&'a str, &'a str)>,
+) -> Vec<mcprisk::model::Tool> {
+    let tools: Vec<serde_json::Value> = tools
+        .map(|(name, description)| tool_with_id(name, description))
+        .collect();
+    mcprisk::targets::toollist::from_value(serde_json::json!({ "tools": tools }), "test")
+        .unwrap()
+        .tools
+}
+
 /// A preview or an estimate of a charge computes it and moves nothing: MR-C102 (money object
 /// changed) leaves it alone, where the same money words with an acting verb match. The rule's
 /// match is evidence the learned model weighs, so a weak match still pushed such a preview
@@ -234,14 +246,12 @@ fn previews_and_estimates_of_money_are_not_money_changed() {
             true,
         ),
     ];
-    let tools: Vec<serde_json::Value> = cases
-        .iter()
-        .map(|(name, description, _)| tool_with_id(name, description))
-        .collect();
-    let list =
-        mcprisk::targets::toollist::from_value(serde_json::json!({ "tools": tools }), "test")
-            .unwrap();
-    for (t, (_, _, money)) in list.tools.iter().zip(&cases) {
+    let tools = parsed_with_id(
+        cases
+            .iter()
+            .map(|(name, description, _)| (*name, *description)),
+    );
+    for (t, (_, _, money)) in tools.iter().zip(&cases) {
         let keys = engine.model_keys(t);
         assert_eq!(
             keys.iter().any(|k| k == "r:MR-C102"),
@@ -271,14 +281,7 @@ fn computing_an_answer_is_read_to_the_rules() {
         ),
         ("predict_churn", "Predict which customers will churn."),
     ];
-    let tools: Vec<serde_json::Value> = cases
-        .iter()
-        .map(|(name, description)| tool_with_id(name, description))
-        .collect();
-    let list =
-        mcprisk::targets::toollist::from_value(serde_json::json!({ "tools": tools }), "test")
-            .unwrap();
-    for t in &list.tools {
+    for t in &parsed_with_id(cases.iter().copied()) {
         let v = rules.classify(t);
         assert_eq!(v.category, Category::Read, "{}: {:?}", t.name, v.evidence);
     }
