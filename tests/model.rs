@@ -121,13 +121,18 @@ fn the_corpus_is_large_blind_labelled_and_split_before_tuning() {
 /// 2,693 tools); on the 175 servers before, 88.7%, 86.8%, 9.3% of 496. With MR-C501's
 /// computing words and 43 more of the draw (8 in the split, 134 tools): 88.6%, 86.5%, 9.5% of
 /// 528, 13 of 23, 96.3% of 2,220 (190 servers, 2,827 tools); on the 182 servers before, 88.4%,
-/// 86.4%, 9.4% of 500; on the 164 of the stop before, 89.2%, 87.2%, 9.2% of 488.
+/// 86.4%, 9.4% of 500; on the 164 of the stop before, 89.2%, 87.2%, 9.2% of 488. With 35
+/// more of the draw (9 in the split, 149 tools): 88.5%, 86.4%, 9.0% of 536, 13 of 24, 96.4% of
+/// 2,338 (199 servers, 2,976 tools); on the 190 servers before, 88.5%, 86.3%, 8.7% of 528, 13
+/// of 23. One new server in the split, an online shop's advertising server, holds one tool
+/// labelled Financial (an `apply` that changes ad budgets and product prices), which the
+/// engine misses: Financial recall lowered then to 0.54.
 /// The bars (95%, 93%, 3%, 90%) are not reached yet; raise these as the figures
 /// improve, and lower them only when the split's make-up changes, saying so here.
 const CATEGORY_AT_LEAST: f64 = 0.88;
 const SEVERITY_AT_LEAST: f64 = 0.86;
 const DANGEROUS_AS_BENIGN_AT_MOST: f64 = 0.10;
-const FINANCIAL_RECALL_AT_LEAST: f64 = 0.55;
+const FINANCIAL_RECALL_AT_LEAST: f64 = 0.54;
 /// Of the verdicts with confidence 0.9 or more, at least this share is right (the bar).
 const CONFIDENT_RIGHT_AT_LEAST: f64 = 0.95;
 
