@@ -126,7 +126,10 @@ fn the_corpus_is_large_blind_labelled_and_split_before_tuning() {
 /// 2,338 (199 servers, 2,976 tools); on the 190 servers before, 88.5%, 86.3%, 8.7% of 528, 13
 /// of 23. One new server in the split, an online shop's advertising server, holds one tool
 /// labelled Financial (an `apply` that changes ad budgets and product prices), which the
-/// engine misses: Financial recall lowered then to 0.54.
+/// engine misses: Financial recall lowered then to 0.54. With 41 more of the draw (15 in the
+/// split, 154 tools, a hard set: 77.3% before joining): 88.3%, 86.2%, 9.8% of 553, 13 of 24,
+/// 96.4% of 2,442 (214 servers, 3,130 tools); on the 199 servers before, 88.5%, 86.4%, 8.8% of
+/// 536, 13 of 24.
 /// The bars (95%, 93%, 3%, 90%) are not reached yet; raise these as the figures
 /// improve, and lower them only when the split's make-up changes, saying so here.
 const CATEGORY_AT_LEAST: f64 = 0.88;
