@@ -13,6 +13,10 @@ use std::fmt::Write as _;
 /// Whether a character must not reach a reader as-is: controls, zero-width and invisible
 /// fillers, bidi overrides and isolates, variation selectors, Unicode tag characters.
 pub fn is_hidden(c: char) -> bool {
+    if c < '\u{7f}' {
+        // ASCII, the common case: only the C0 controls are hidden.
+        return c < ' ';
+    }
     matches!(c,
         '\u{00ad}' | '\u{034f}' | '\u{061c}' | '\u{115f}' | '\u{1160}' | '\u{17b4}' | '\u{17b5}'
         | '\u{180b}'..='\u{180f}' | '\u{200b}'..='\u{200f}' | '\u{2028}'..='\u{202e}'
@@ -225,6 +229,12 @@ pub fn json_text(value: &serde_json::Value) -> String {
 
 /// Rewrites serialized JSON so that the characters [`json_text`] names become `\uXXXX`.
 fn inert(raw: String) -> String {
+    if raw
+        .bytes()
+        .all(|b| (b' '..0x7f).contains(&b) && !matches!(b, b'<' | b'>' | b'&' | b'`') || b == b'\n')
+    {
+        return raw;
+    }
     let mut out = String::with_capacity(raw.len());
     for c in raw.chars() {
         if matches!(c, '<' | '>' | '&' | '`') || (is_hidden(c) && c != '\n') {
@@ -330,5 +340,17 @@ mod tests {
         assert!(s.contains("\\udb40\\udc41"));
         let back: serde_json::Value = serde_json::from_str(&s).unwrap();
         assert_eq!(back, v);
+    }
+
+    #[test]
+    fn ascii_fast_paths_change_nothing() {
+        // The ASCII shortcut in is_hidden must agree with the general test.
+        for b in 0u8..0x80 {
+            assert_eq!(is_hidden(b as char), (b as char).is_control(), "byte {b:#x}");
+        }
+        // Plain printable JSON comes back as it went in; one active character is escaped.
+        let plain = serde_json::json!({"name": "list_items", "n": 3});
+        assert_eq!(json_text(&plain), serde_json::to_string_pretty(&plain).unwrap());
+        assert!(json_text(&serde_json::json!("a>b")).contains("\\u003e"));
     }
 }
