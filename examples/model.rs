@@ -46,7 +46,11 @@ fn main() -> ExitCode {
         Some("cv") => {
             let settings = settings_from(&args[1..]);
             let scored = evaluate::cross_validate(&corpus, &rules, settings, 5);
-            report("training split, 5-fold cross-validation by server", &scored);
+            report(
+                "training split, 5-fold cross-validation by server",
+                &scored,
+                &corpus,
+            );
         }
         Some("cv-verdicts") => {
             // Training split only: every tool's cross-validated verdict and which part decided.
@@ -106,7 +110,7 @@ fn main() -> ExitCode {
         Some("test") => {
             let engine = Engine::new(RuleFile::embedded());
             let scored = evaluate::score_split(&corpus, &engine, true);
-            report("frozen test split", &scored);
+            report("frozen test split", &scored, &corpus);
         }
         Some("score") => {
             // Servers the shipped engine was neither trained nor tuned on, labelled blind and
@@ -131,7 +135,7 @@ fn main() -> ExitCode {
             let engine = Engine::new(RuleFile::embedded());
             let mut scored = evaluate::score_split(&other, &engine, false);
             scored.extend(evaluate::score_split(&other, &engine, true));
-            report(&format!("{dir}, every server"), &scored);
+            report(&format!("{dir}, every server"), &scored, &other);
         }
         Some("speed") => {
             // Tools a second, rules alone and rules with the model, best of 40 passes.
@@ -256,9 +260,10 @@ fn settings_from(args: &[String]) -> train::Settings {
     s
 }
 
-fn report(title: &str, scored: &[Scored]) {
+fn report(title: &str, scored: &[Scored], corpus: &Corpus) {
     println!("== {title}");
     print!("{}", evaluate::Figures::of(scored).to_text());
+    agreed(scored, corpus);
     // Which part decided, and how often it was right.
     for (who, by_model) in [("rules sure", false), ("model", true)] {
         let part: Vec<&Scored> = scored.iter().filter(|s| s.by_model == by_model).collect();
@@ -271,6 +276,38 @@ fn report(title: &str, scored: &[Scored]) {
             percent(rules_right, part.len())
         );
     }
+}
+
+/// The figure the first measurement was stated in: of the tools labelled twice, how
+/// often the two labellers agree, and how often the verdict matches where they do.
+fn agreed(scored: &[Scored], corpus: &Corpus) {
+    let seconds: std::collections::HashMap<(&str, &str), &mcprisk::corpus::Label> = corpus
+        .servers
+        .iter()
+        .filter_map(|s| s.second.as_ref().map(|f| (s.id.as_str(), f)))
+        .flat_map(|(id, f)| f.tools.iter().map(move |l| ((id, l.name.as_str()), l)))
+        .collect();
+    let (mut twice, mut agree, mut right, mut pairs, mut pairs_right) = (0, 0, 0, 0, 0);
+    for s in scored {
+        let Some(second) = seconds.get(&(s.server.as_str(), s.tool.as_str())) else {
+            continue;
+        };
+        twice += 1;
+        if second.category == s.label {
+            agree += 1;
+            right += usize::from(s.category == s.label);
+            if second.severity == s.label_severity {
+                pairs += 1;
+                pairs_right += usize::from(s.category == s.label && s.severity == s.label_severity);
+            }
+        }
+    }
+    println!(
+        "labelled twice: {twice} tools; the labellers agree on {agree} ({:.1}%), the verdict on {right} of those ({:.1}%); category and severity both, {pairs_right} of {pairs} ({:.1}%)",
+        percent(agree, twice),
+        percent(right, agree),
+        percent(pairs_right, pairs)
+    );
 }
 
 fn percent(n: usize, of: usize) -> f64 {

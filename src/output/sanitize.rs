@@ -346,11 +346,18 @@ mod tests {
     fn ascii_fast_paths_change_nothing() {
         // The ASCII shortcut in is_hidden must agree with the general test.
         for b in 0u8..0x80 {
-            assert_eq!(is_hidden(b as char), (b as char).is_control(), "byte {b:#x}");
+            assert_eq!(
+                is_hidden(b as char),
+                (b as char).is_control(),
+                "byte {b:#x}"
+            );
         }
         // Plain printable JSON comes back as it went in; one active character is escaped.
         let plain = serde_json::json!({"name": "list_items", "n": 3});
-        assert_eq!(json_text(&plain), serde_json::to_string_pretty(&plain).unwrap());
+        assert_eq!(
+            json_text(&plain),
+            serde_json::to_string_pretty(&plain).unwrap()
+        );
         assert!(json_text(&serde_json::json!("a>b")).contains("\\u003e"));
     }
 }
