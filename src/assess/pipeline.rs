@@ -171,7 +171,7 @@ pub fn assess_targets(
             sanitize::one_line(&ig.reason, 200)
         );
     }
-    let engine = Engine::new(load_rules(args.rules.as_deref())?);
+    let rules = load_rules(args.rules.as_deref())?;
     if !(fetch.timeout.is_finite() && fetch.timeout > 0.0 && fetch.timeout <= 86_400.0) {
         return Err(Error::new(
             "--timeout takes seconds, more than 0 and at most 86400",
@@ -187,7 +187,16 @@ pub fn assess_targets(
         .iter()
         .any(|t| !matches!(t.source, Source::ToolsFile(_)));
     let progress = live && !quiet && std::io::stderr().is_terminal();
-    let fetched = fetch_all(targets, &opts, fetch.jobs, progress);
+    // The engine (its rule index and the learned model's table) is built while the tool lists
+    // are read or fetched: a scan of a saved list spends as long on each.
+    let (engine, fetched) = std::thread::scope(|scope| {
+        let fetching = scope.spawn(|| fetch_all(targets, &opts, fetch.jobs, progress));
+        let engine = Engine::new(rules);
+        let fetched = fetching
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (engine, fetched)
+    });
     // A saved tool list that cannot be read is bad input, not a server that failed: stop.
     if let Some(err) = fetched
         .iter()
