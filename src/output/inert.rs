@@ -47,10 +47,6 @@ impl Formatter for InertPretty {
         w: &mut W,
         fragment: &str,
     ) -> io::Result<()> {
-        if fragment.bytes().all(|b| (b' '..0x7f).contains(&b)) {
-            // Printable ASCII holds nothing hidden.
-            return w.write_all(fragment.as_bytes());
-        }
         let mut start = 0;
         for (i, c) in fragment.char_indices() {
             if is_hidden(c) {

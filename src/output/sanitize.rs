@@ -229,15 +229,13 @@ pub fn json_text(value: &serde_json::Value) -> String {
 
 /// Rewrites serialized JSON so that the characters [`json_text`] names become `\uXXXX`.
 fn inert(raw: String) -> String {
-    if raw
-        .bytes()
-        .all(|b| (b' '..0x7f).contains(&b) && !matches!(b, b'<' | b'>' | b'&' | b'`') || b == b'\n')
-    {
+    let active = |c: char| matches!(c, '<' | '>' | '&' | '`') || (is_hidden(c) && c != '\n');
+    if !raw.contains(active) {
         return raw;
     }
     let mut out = String::with_capacity(raw.len());
     for c in raw.chars() {
-        if matches!(c, '<' | '>' | '&' | '`') || (is_hidden(c) && c != '\n') {
+        if active(c) {
             let mut units = [0u16; 2];
             for u in c.encode_utf16(&mut units) {
                 let _ = write!(out, "\\u{:04x}", u);
