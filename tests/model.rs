@@ -135,11 +135,16 @@ fn the_corpus_is_large_blind_labelled_and_split_before_tuning() {
 /// training split, the model does worse on the old servers too (cross-validated on the training
 /// split's old servers, 88.25% -> 88.09%; an l2 of 0.5 or 2 gives the same within 0.1): more
 /// long-tail data no longer lifts these figures by itself. Lowered then, to 0.87 and 0.85.
+/// With 38 more of the draw (10 in the split, 216 tools; 85.5% before joining): 88.1%, 85.9%,
+/// 10.0% of 609 (61 tools, one over a tenth), 15 of 27, 96.5% of 2,737 (235 servers, 3,507
+/// tools); on the 225 servers before, 88.1%, 85.9%, 10.0% of 580 (58, as before), 15 of 27:
+/// the new servers bring three more dangerous tools the engine lets through. The dangerous-tools
+/// bar raised then, to 0.105.
 /// The bars (95%, 93%, 3%, 90%) are not reached yet; raise these as the figures
 /// improve, and lower them only when the split's make-up changes, saying so here.
 const CATEGORY_AT_LEAST: f64 = 0.87;
 const SEVERITY_AT_LEAST: f64 = 0.85;
-const DANGEROUS_AS_BENIGN_AT_MOST: f64 = 0.10;
+const DANGEROUS_AS_BENIGN_AT_MOST: f64 = 0.105;
 const FINANCIAL_RECALL_AT_LEAST: f64 = 0.54;
 /// Of the verdicts with confidence 0.9 or more, at least this share is right (the bar).
 const CONFIDENT_RIGHT_AT_LEAST: f64 = 0.95;
