@@ -186,7 +186,7 @@ def main():
             verdicts = np.array(classes)[scaled.argmax(axis=1)]
             report(f"dangerous weighted x{weight}", verdicts, labels)
             if with_rules:
-                report(f"  rules where sure, baseline else", np.where(by_model, verdicts, final), labels)
+                report("  rules where sure, baseline else", np.where(by_model, verdicts, final), labels)
 
 
 if __name__ == "__main__":
