@@ -143,7 +143,10 @@ fn the_corpus_is_large_blind_labelled_and_split_before_tuning() {
 /// joining): 87.6%, 85.3%, 10.1% of 616, 14 of 27, 96.6% of 2,784 (243 servers, 3,590 tools);
 /// on the 235 servers before, 87.9%, 85.7%, 10.2% of 609, 14 of 27: retrained with the new
 /// set (its 12 Financial tools all fall in the training split), the model misses one more of
-/// the split's Financial tools. Financial recall lowered then, to 0.51.
+/// the split's Financial tools. Financial recall lowered then, to 0.51. With 44 more of the
+/// draw (12 in the split, 117 tools; 85.0% before joining): 87.7%, 85.2%, 10.5% of 621 (65
+/// tools, under the bar by a fraction of one), 15 of 27, 96.6% of 2,892 (255 servers, 3,707
+/// tools); on the 243 servers before, 87.6%, 85.3%, 10.4% of 616 (64), 15 of 27.
 /// The bars (95%, 93%, 3%, 90%) are not reached yet; raise these as the figures
 /// improve, and lower them only when the split's make-up changes, saying so here.
 const CATEGORY_AT_LEAST: f64 = 0.87;
