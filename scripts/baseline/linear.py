@@ -20,19 +20,19 @@ The frozen test split is never read (servers in it are skipped before any featur
     cargo run --release --example model -- cv-verdicts > /tmp/engine-cv.tsv
     /tmp/baseline/bin/python scripts/baseline/linear.py [--mlp] [/tmp/engine-cv.tsv]
 """
+import argparse
 import hashlib
 import json
 import os
 import re
-import sys
 import warnings
 
 import numpy as np
 import yaml
 from scipy.sparse import hstack
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.linear_model import LogisticRegression
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.neural_network import MLPClassifier
 
 ROOT = os.path.join(os.path.dirname(__file__), "..", "..", "catalog", "corpus")
@@ -130,8 +130,6 @@ def vectorizers(with_rules):
 def learner(mlp):
     """Logistic regression, or with --mlp one hidden layer of 64 units (seeded, so repeatable)."""
     if mlp:
-        # Twenty epochs are the budget, not convergence: say so once here, not per fold.
-        warnings.filterwarnings("ignore", category=ConvergenceWarning)
         return MLPClassifier(hidden_layer_sizes=(64,), alpha=1e-3, max_iter=20, random_state=0)
     return LogisticRegression(C=10, max_iter=3000)
 
@@ -167,12 +165,17 @@ def report(title, verdicts, labels):
 
 
 def main():
-    args = sys.argv[1:]
-    mlp = "--mlp" in args
-    args = [a for a in args if a != "--mlp"]
+    parser = argparse.ArgumentParser(description="Cross-validate a scikit-learn baseline on the corpus's training split.")
+    parser.add_argument("--mlp", action="store_true", help="one hidden layer instead of logistic regression")
+    parser.add_argument("engine_cv", nargs="?", help="the engine's verdicts from `model cv-verdicts`")
+    args = parser.parse_args()
+    mlp = args.mlp
+    if mlp:
+        # Twenty epochs are the budget, not convergence: one notice here instead of one per fold.
+        warnings.filterwarnings("ignore", category=ConvergenceWarning)
     engine = {}
-    if args:
-        with open(args[0], encoding="utf-8") as f:
+    if args.engine_cv:
+        with open(args.engine_cv, encoding="utf-8") as f:
             for line in f:
                 server, tool, label, rules, rules_conf, final, by = line.rstrip("\n").split("\t")
                 engine[(server, tool)] = (rules, float(rules_conf), final, by)
