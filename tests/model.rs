@@ -53,17 +53,7 @@ fn the_corpus_is_large_blind_labelled_and_split_before_tuning() {
         "the test split has {test} of {} servers, under a fifth",
         c.servers.len()
     );
-    for s in &c.servers {
-        assert!(!s.labeller.trim().is_empty(), "{}: no labeller", s.id);
-        for t in &s.tools {
-            assert!(
-                !t.label.why.trim().is_empty(),
-                "{}/{}: a label without its reason",
-                s.id,
-                t.tool.name
-            );
-        }
-    }
+    assert_every_label_has_its_labeller_and_reason(&c);
     // Double labelling: at least 300 tools labelled twice, independently.
     let second: usize = c
         .servers
@@ -201,6 +191,8 @@ fn verdicts_on_the_frozen_test_split_hold_their_figures() {
 #[test]
 fn held_sets_are_well_formed_and_not_in_the_corpus() {
     let corpus = corpus();
+    let in_corpus: std::collections::BTreeSet<&str> =
+        corpus.servers.iter().map(|s| s.id.as_str()).collect();
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("catalog/corpus/held");
     let mut sets = 0;
     for entry in std::fs::read_dir(&dir).expect("catalog/corpus/held") {
@@ -209,19 +201,30 @@ fn held_sets_are_well_formed_and_not_in_the_corpus() {
         assert!(!set.servers.is_empty(), "{}: no servers", path.display());
         for s in &set.servers {
             assert!(
-                !corpus.servers.iter().any(|c| c.id == s.id),
+                !in_corpus.contains(s.id.as_str()),
                 "{}: {} is in the corpus too",
                 path.display(),
                 s.id
             );
-            assert!(!s.labeller.trim().is_empty(), "{}: no labeller", s.id);
-            assert!(
-                s.tools.iter().all(|t| !t.label.why.trim().is_empty()),
-                "{}: a label without its reason",
-                s.id
-            );
         }
+        assert_every_label_has_its_labeller_and_reason(&set);
         sets += 1;
     }
     assert!(sets >= 1, "no held sets under {}", dir.display());
+}
+
+/// Blind labels are evidence only with who made them and why: every server names its labeller
+/// and every label gives its reason.
+fn assert_every_label_has_its_labeller_and_reason(c: &Corpus) {
+    for s in &c.servers {
+        assert!(!s.labeller.trim().is_empty(), "{}: no labeller", s.id);
+        for t in &s.tools {
+            assert!(
+                !t.label.why.trim().is_empty(),
+                "{}/{}: a label without its reason",
+                s.id,
+                t.tool.name
+            );
+        }
+    }
 }
