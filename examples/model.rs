@@ -14,6 +14,17 @@ use mcprisk::corpus::evaluate::{self, Scored};
 use mcprisk::corpus::Corpus;
 use std::process::ExitCode;
 
+/// `println!` that ends the program quietly when its reader has gone (`model misses | head`)
+/// instead of panicking on the broken pipe.
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        if writeln!(std::io::stdout(), $($arg)*).is_err() {
+            std::process::exit(0);
+        }
+    }};
+}
+
 /// The allocator the mcprisk binary uses, so `speed` measures what users get.
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
@@ -56,7 +67,7 @@ fn main() -> ExitCode {
             // Training split only: every tool's cross-validated verdict and which part decided.
             let scored = evaluate::cross_validate(&corpus, &rules, settings_from(&args[1..]), 5);
             for s in &scored {
-                println!(
+                out!(
                     "{}\t{}\t{}\t{}\t{}\t{}\t{}",
                     s.server,
                     s.tool,
@@ -76,7 +87,7 @@ fn main() -> ExitCode {
                 .iter()
                 .filter(|s| s.category != s.label || s.rules_category != s.label)
             {
-                println!(
+                out!(
                     "{}\t{}\tlabel {}\trules {}\tfinal {}\t{}",
                     s.server,
                     s.tool,
@@ -96,7 +107,7 @@ fn main() -> ExitCode {
                 .iter()
                 .filter(|s| s.category == s.label && s.severity != s.label_severity)
             {
-                println!(
+                out!(
                     "{}\t{}\t{}\tlabel {}\tverdict {}\t{}",
                     s.server,
                     s.tool,
@@ -157,7 +168,7 @@ fn main() -> ExitCode {
                     }
                     best = best.min(t0.elapsed().as_secs_f64());
                 }
-                println!("{name}: {:.0} tools/s", tools.len() as f64 / best);
+                out!("{name}: {:.0} tools/s", tools.len() as f64 / best);
             }
         }
         Some("verdicts") => {
@@ -167,7 +178,7 @@ fn main() -> ExitCode {
             for s in corpus.split(false) {
                 for t in &s.tools {
                     let v = engine.classify(&t.tool);
-                    println!(
+                    out!(
                         "{}\t{}\t{}\t{}\t{}\t{:?}\t{:?}\t{:?}",
                         s.id,
                         t.tool.name,
@@ -188,9 +199,13 @@ fn main() -> ExitCode {
             for s in corpus.split(false) {
                 for t in &s.tools {
                     let v = rules.classify(&t.tool);
-                    println!(
+                    out!(
                         "{}\t{}\t{}\t{}\t{:?}",
-                        s.id, t.tool.name, v.category, v.confidence, v.evidence
+                        s.id,
+                        t.tool.name,
+                        v.category,
+                        v.confidence,
+                        v.evidence
                     );
                 }
             }
@@ -199,7 +214,7 @@ fn main() -> ExitCode {
             for s in corpus.split(false) {
                 for t in &s.tools {
                     let ex: Example = evaluate::example(&rules, &s.id, t);
-                    println!(
+                    out!(
                         "{}\t{}\t{}\t{}",
                         s.id,
                         t.tool.name,
@@ -261,15 +276,15 @@ fn settings_from(args: &[String]) -> train::Settings {
 }
 
 fn report(title: &str, scored: &[Scored], corpus: &Corpus) {
-    println!("== {title}");
-    print!("{}", evaluate::Figures::of(scored).to_text());
+    out!("== {title}");
+    out!("{}", evaluate::Figures::of(scored).to_text().trim_end());
     agreed(scored, corpus);
     // Which part decided, and how often it was right.
     for (who, by_model) in [("rules sure", false), ("model", true)] {
         let part: Vec<&Scored> = scored.iter().filter(|s| s.by_model == by_model).collect();
         let right = part.iter().filter(|s| s.category == s.label).count();
         let rules_right = part.iter().filter(|s| s.rules_category == s.label).count();
-        println!(
+        out!(
             "decided by {who}: {} tools, {:.1}% right (rules alone {:.1}%)",
             part.len(),
             percent(right, part.len()),
@@ -302,7 +317,7 @@ fn agreed(scored: &[Scored], corpus: &Corpus) {
             }
         }
     }
-    println!(
+    out!(
         "labelled twice: {twice} tools; the labellers agree on {agree} ({:.1}%), the verdict on {right} of those ({:.1}%); category and severity both, {pairs_right} of {pairs} ({:.1}%)",
         percent(agree, twice),
         percent(right, agree),
