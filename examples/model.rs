@@ -15,12 +15,16 @@ use mcprisk::corpus::Corpus;
 use std::process::ExitCode;
 
 /// `println!` that ends the program quietly when its reader has gone (`model misses | head`)
-/// instead of panicking on the broken pipe.
+/// instead of panicking on the broken pipe; any other write error (a full disk under a
+/// redirect) still fails loudly, so a cut-off verdict file is never taken for a whole one.
 macro_rules! out {
     ($($arg:tt)*) => {{
         use std::io::Write as _;
-        if writeln!(std::io::stdout(), $($arg)*).is_err() {
-            std::process::exit(0);
+        if let Err(e) = writeln!(std::io::stdout(), $($arg)*) {
+            if e.kind() == std::io::ErrorKind::BrokenPipe {
+                std::process::exit(0);
+            }
+            panic!("writing to stdout: {e}");
         }
     }};
 }
