@@ -283,6 +283,15 @@ fn report(title: &str, scored: &[Scored], corpus: &Corpus) {
     out!("== {title}");
     out!("{}", evaluate::Figures::of(scored).to_text().trim_end());
     agreed(scored, corpus);
+    let sev_right = scored
+        .iter()
+        .filter(|s| s.severity == s.label_severity)
+        .count();
+    let cat_right = scored.iter().filter(|s| s.category == s.label).count();
+    out!(
+        "right: category {cat_right}, severity {sev_right}, of {}",
+        scored.len()
+    );
     // Which part decided, and how often it was right.
     for (who, by_model) in [("rules sure", false), ("model", true)] {
         let part: Vec<&Scored> = scored.iter().filter(|s| s.by_model == by_model).collect();
