@@ -192,6 +192,35 @@ fn verdicts_on_the_frozen_test_split_hold_their_figures() {
     );
 }
 
+/// Sets labelled blind and scored before joining, but held out of the corpus
+/// (`catalog/corpus/held/<set>/`, laid out as the corpus is; `model score` measures one): each
+/// loads with every label's reason and labeller, and none of its servers is in the corpus, so
+/// nothing of a held set trains the model.
+#[test]
+fn held_sets_are_well_formed_and_not_in_the_corpus() {
+    let corpus = corpus();
+    let in_corpus: std::collections::BTreeSet<&str> =
+        corpus.servers.iter().map(|s| s.id.as_str()).collect();
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("catalog/corpus/held");
+    let mut sets = 0;
+    for entry in std::fs::read_dir(&dir).expect("catalog/corpus/held") {
+        let path = entry.expect("a held set").path();
+        let set = Corpus::load(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        assert!(!set.servers.is_empty(), "{}: no servers", path.display());
+        for s in &set.servers {
+            assert!(
+                !in_corpus.contains(s.id.as_str()),
+                "{}: {} is in the corpus too",
+                path.display(),
+                s.id
+            );
+        }
+        assert_every_label_has_its_labeller_and_reason(&set);
+        sets += 1;
+    }
+    assert!(sets >= 1, "no held sets under {}", dir.display());
+}
+
 /// Blind labels are evidence only with who made them and why: every server names its labeller
 /// and every label gives its reason.
 fn assert_every_label_has_its_labeller_and_reason(c: &Corpus) {
