@@ -1,6 +1,7 @@
 //! Trains and measures the learned classifier on the corpus in `catalog/corpus/`.
 //!
-//!     cargo run --release --example model -- train [OUT]   write the weights (default catalog/model/weights.tsv)
+//!     cargo run --release --example model -- train [OUT]   write the weights (default catalog/model/weights.tsv;
+//!                                                          settings after OUT, key=value, for experiments)
 //!     cargo run --release --example model -- cv            cross-validate on the training split only
 //!     cargo run --release --example model -- test          the frozen test split's figures (report them; never tune on them)
 //!     cargo run --release --example model -- score DIR     the shipped engine on every server of another labelled set
@@ -54,7 +55,12 @@ fn main() -> ExitCode {
                 .get(1)
                 .cloned()
                 .unwrap_or_else(|| "catalog/model/weights.tsv".into());
-            let m = evaluate::train_shipped(&corpus, &rules);
+            // Settings other than the defaults (key=value after OUT) are for experiments; the
+            // shipped weights are trained with the defaults.
+            let m = match args.get(2..).filter(|a| !a.is_empty()) {
+                Some(rest) => evaluate::train_with(&corpus, &rules, settings_from(rest)),
+                None => evaluate::train_shipped(&corpus, &rules),
+            };
             std::fs::write(&out, m.to_text()).expect("write the weights");
             eprintln!("wrote {out}: {} features", m.weights.len());
         }
@@ -229,7 +235,7 @@ fn main() -> ExitCode {
             }
         }
         _ => {
-            eprintln!("usage: model train [OUT] | cv [l2=X min=N balance=X cap=X] | cv-verdicts | misses | severity-misses | rules-verdicts | test | score DIR");
+            eprintln!("usage: model train [OUT [key=value...]] | cv [l2=X min=N balance=X cap=X draws=N] | cv-verdicts | misses | severity-misses | rules-verdicts | test | score DIR");
             return ExitCode::from(2);
         }
     }
@@ -265,6 +271,7 @@ fn settings_from(args: &[String]) -> train::Settings {
             "iter" => s.iterations = v.parse().unwrap(),
             "cap" => s.danger_cap = v.parse().unwrap(),
             "prune" => s.prune = v.parse().unwrap(),
+            "draws" => s.calibration_draws = v.parse().unwrap(),
             "drop" => {
                 s.drop = Box::leak(
                     v.split(',')

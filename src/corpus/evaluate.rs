@@ -38,30 +38,46 @@ fn fold_of(server: &str, folds: usize) -> usize {
 /// The shipped model: trained on the whole training split with the default settings; its
 /// temperature and thresholds fitted to out-of-fold predictions (see [`calibrate`]).
 pub fn train_shipped(corpus: &Corpus, rules: &Engine) -> ModelText {
+    train_with(corpus, rules, Settings::default())
+}
+
+/// The model trained as [`train_shipped`] trains it, with other settings (for experiments).
+pub fn train_with(corpus: &Corpus, rules: &Engine, settings: Settings) -> ModelText {
     let examples = training_examples(corpus, rules);
-    let settings = Settings::default();
     let (temperature, thresholds) = calibrate(&examples, settings);
     let mut m = train::train(&examples, settings);
     m.temperature = temperature;
     m.thresholds = thresholds;
+    let draws = match settings.calibration_draws {
+        0 | 1 => String::new(),
+        n => format!(" of {n} draws of folds, pooled"),
+    };
     m.comment.push_str(&format!(
-        "; temperature and thresholds fitted on {CALIBRATION_FOLDS}-fold out-of-fold predictions"
+        "; temperature and thresholds fitted on {CALIBRATION_FOLDS}-fold out-of-fold predictions{draws}"
     ));
     m.rounded()
 }
 
-/// Each example's class scores from a model trained without its fold, and its label.
-fn out_of_fold(examples: &[Example], settings: Settings, folds: usize) -> Vec<([f64; 5], usize)> {
+/// Each example's class scores from a model trained without its fold, and its label; with
+/// `draw` 0 the folds are those of [`fold_of`], and each other draw deals the servers into folds
+/// anew.
+fn out_of_fold(
+    examples: &[Example],
+    settings: Settings,
+    folds: usize,
+    draw: usize,
+) -> Vec<([f64; 5], usize)> {
+    let fold = |server: &str| fold_in_draw(server, folds, draw);
     let mut out = vec![([0.0; 5], 0); examples.len()];
-    for fold in 0..folds {
+    for f in 0..folds {
         let train_set: Vec<Example> = examples
             .iter()
-            .filter(|e| fold_of(&e.server, folds) != fold)
+            .filter(|e| fold(&e.server) != f)
             .cloned()
             .collect();
         let table = weights::Table::new(&train::train(&train_set, settings));
         for (i, e) in examples.iter().enumerate() {
-            if fold_of(&e.server, folds) == fold {
+            if fold(&e.server) == f {
                 out[i] = (
                     table.logits(&hashes_of(&e.keys)),
                     train::class_index(e.label),
@@ -72,11 +88,25 @@ fn out_of_fold(examples: &[Example], settings: Settings, folds: usize) -> Vec<([
     out
 }
 
+/// A server's fold in one draw of folds: draw 0 is [`fold_of`]; the others hash the server id
+/// with the draw's number.
+fn fold_in_draw(server: &str, folds: usize, draw: usize) -> usize {
+    if draw == 0 {
+        fold_of(server, folds)
+    } else {
+        (tokens::hash_key(&format!("{draw}\0{server}")) % folds as u64) as usize
+    }
+}
+
 /// The temperature that makes out-of-fold confidences honest, and the thresholds that make
 /// the fewest mistakes on them while calling at most `settings.danger_cap` of the dangerous
-/// tools Read or Write (see [`fit_thresholds`]).
+/// tools Read or Write (see [`fit_thresholds`]). The out-of-fold predictions of
+/// `settings.calibration_draws` draws of folds are pooled, so that the fit does not follow the
+/// way one draw happened to deal the servers.
 pub fn calibrate(examples: &[Example], settings: Settings) -> (f64, [f64; 5]) {
-    let logits = out_of_fold(examples, settings, CALIBRATION_FOLDS);
+    let logits: Vec<([f64; 5], usize)> = (0..settings.calibration_draws.max(1))
+        .flat_map(|draw| out_of_fold(examples, settings, CALIBRATION_FOLDS, draw))
+        .collect();
     let temperature = fit_temperature(&logits);
     let probs: Vec<([f64; 5], usize)> = logits
         .iter()
