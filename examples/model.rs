@@ -288,16 +288,14 @@ fn settings_from(args: &[String]) -> train::Settings {
 
 fn report(title: &str, scored: &[Scored], corpus: &Corpus) {
     out!("== {title}");
-    out!("{}", evaluate::Figures::of(scored).to_text().trim_end());
+    let figures = evaluate::Figures::of(scored);
+    out!("{}", figures.to_text().trim_end());
     agreed(scored, corpus);
-    let sev_right = scored
-        .iter()
-        .filter(|s| s.severity == s.label_severity)
-        .count();
-    let cat_right = scored.iter().filter(|s| s.category == s.label).count();
     out!(
-        "right: category {cat_right}, severity {sev_right}, of {}",
-        scored.len()
+        "right: category {}, severity {}, of {}",
+        figures.category_right,
+        figures.severity_right,
+        figures.tools
     );
     // Which part decided, and how often it was right.
     for (who, by_model) in [("rules sure", false), ("model", true)] {

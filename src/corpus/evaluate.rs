@@ -323,6 +323,10 @@ pub struct Figures {
     pub servers: usize,
     pub category: f64,
     pub severity: f64,
+    /// How many tools' category, and how many tools' severity, are right (the counts behind
+    /// `category` and `severity`, so that two runs can be compared tool for tool).
+    pub category_right: usize,
+    pub severity_right: usize,
     pub rules_category: f64,
     /// Of the tools labelled Execute, Destructive or Financial: how many, and the share
     /// classified Read or Write.
@@ -372,6 +376,7 @@ impl Figures {
         }
         f.category = share(right, f.tools);
         f.severity = share(sev, f.tools);
+        (f.category_right, f.severity_right) = (right, sev);
         f.rules_category = share(rules, f.tools);
         f.dangerous_as_benign = share(benign, f.dangerous);
         f.financial_recall = share(fin_right, f.financial);
