@@ -87,8 +87,8 @@ fn embed_rules() {
 }
 
 /// The shipped model's weights, packed so that start-up copies them instead of parsing 50,000
-/// decimal numbers (a third of a `lookup`'s time): the header (magic `MRW2`, temperature and
-/// five thresholds as f64, five biases as f32, the row count as u32), then the keys' hashes
+/// decimal numbers (a third of a `lookup`'s time): the header (magic `MRW3`, temperature,
+/// five thresholds and five offsets as f64, five biases as f32, the row count as u32), then the keys' hashes
 /// (u64, ascending), then each row's five weights (f32), then where each row's key ends (u32)
 /// and the keys back to back, in row order; numbers little-endian. The same table as
 /// `ModelText::parse` then `Table::new` make from the text (a test in tests/model.rs checks).
@@ -96,7 +96,8 @@ fn pack_weights() {
     let path = Path::new("catalog/model/weights.tsv");
     println!("cargo:rerun-if-changed={}", path.display());
     let text = std::fs::read_to_string(path).expect("catalog/model/weights.tsv");
-    let (mut temperature, mut thresholds, mut bias) = (1.0f64, [0.5f64; 5], [0.0f64; 5]);
+    let (mut temperature, mut thresholds, mut offsets, mut bias) =
+        (1.0f64, [0.5f64; 5], [0.0f64; 5], [0.0f64; 5]);
     let mut rows: Vec<(u64, [f32; 5], &str)> = Vec::new();
     for (n, line) in text.lines().enumerate() {
         if line.starts_with('#') || line.is_empty() {
@@ -113,6 +114,7 @@ fn pack_weights() {
         match (key, nums.len()) {
             ("temperature", 1) => temperature = nums[0],
             ("thresholds", 5) => thresholds.copy_from_slice(&nums),
+            ("offsets", 5) => offsets.copy_from_slice(&nums),
             ("bias", 5) => bias.copy_from_slice(&nums),
             (_, 5) => rows.push((
                 fnv::hash_key(key),
@@ -123,9 +125,9 @@ fn pack_weights() {
         }
     }
     rows.sort_by_key(|r| r.0);
-    let mut out: Vec<u8> = b"MRW2".to_vec();
+    let mut out: Vec<u8> = b"MRW3".to_vec();
     out.extend_from_slice(&temperature.to_le_bytes());
-    for t in thresholds {
+    for t in thresholds.into_iter().chain(offsets) {
         out.extend_from_slice(&t.to_le_bytes());
     }
     for b in bias {

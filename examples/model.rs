@@ -272,6 +272,13 @@ fn settings_from(args: &[String]) -> train::Settings {
             "cap" => s.danger_cap = v.parse().unwrap(),
             "prune" => s.prune = v.parse().unwrap(),
             "draws" => s.calibration_draws = v.parse().unwrap(),
+            "decision" => {
+                s.decision = match v {
+                    "thresholds" => train::DecisionKind::Thresholds,
+                    "offsets" => train::DecisionKind::Offsets,
+                    _ => panic!("decision is thresholds or offsets"),
+                }
+            }
             "drop" => {
                 s.drop = Box::leak(
                     v.split(',')

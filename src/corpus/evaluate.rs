@@ -2,7 +2,7 @@
 //! step, cross-validation on the training split, and the figures the bars are stated in.
 
 use crate::classify::engine::{MODEL_RULE, NOTHING_DECIDED};
-use crate::classify::model::train::{self, Example, Settings};
+use crate::classify::model::train::{self, DecisionKind, Example, Settings};
 use crate::classify::model::weights::{self, softmax, ModelText};
 use crate::classify::model::{tokens, Model};
 use crate::classify::Engine;
@@ -36,7 +36,7 @@ fn fold_of(server: &str, folds: usize) -> usize {
 }
 
 /// The shipped model: trained on the whole training split with the default settings; its
-/// temperature and thresholds fitted to out-of-fold predictions (see [`calibrate`]).
+/// temperature, thresholds and offsets fitted to out-of-fold predictions (see [`calibrate`]).
 pub fn train_shipped(corpus: &Corpus, rules: &Engine) -> ModelText {
     train_with(corpus, rules, Settings::default())
 }
@@ -44,16 +44,17 @@ pub fn train_shipped(corpus: &Corpus, rules: &Engine) -> ModelText {
 /// The model trained as [`train_shipped`] trains it, with other settings (for experiments).
 pub fn train_with(corpus: &Corpus, rules: &Engine, settings: Settings) -> ModelText {
     let examples = training_examples(corpus, rules);
-    let (temperature, thresholds) = calibrate(&examples, settings);
+    let (temperature, decision) = calibrate(&examples, settings);
     let mut m = train::train(&examples, settings);
     m.temperature = temperature;
-    m.thresholds = thresholds;
+    m.thresholds = decision.thresholds;
+    m.offsets = decision.offsets;
     let draws = match settings.calibration_draws {
         0 | 1 => String::new(),
         n => format!(" of {n} draws of folds, pooled"),
     };
     m.comment.push_str(&format!(
-        "; temperature and thresholds fitted on {CALIBRATION_FOLDS}-fold out-of-fold predictions{draws}"
+        "; temperature, thresholds and offsets fitted on {CALIBRATION_FOLDS}-fold out-of-fold predictions{draws}"
     ));
     m.rounded()
 }
@@ -98,12 +99,12 @@ fn fold_in_draw(server: &str, folds: usize, draw: usize) -> usize {
     }
 }
 
-/// The temperature that makes out-of-fold confidences honest, and the thresholds that make
-/// the fewest mistakes on them while calling at most `settings.danger_cap` of the dangerous
-/// tools Read or Write (see [`fit_thresholds`]). The out-of-fold predictions of
+/// The temperature that makes out-of-fold confidences honest, and the decision (thresholds
+/// and offsets) that makes the fewest mistakes on them while calling at most
+/// `settings.danger_cap` of the dangerous tools Read or Write (see [`fit_decision`]). The out-of-fold predictions of
 /// `settings.calibration_draws` draws of folds are pooled, so that the fit does not follow the
 /// way one draw happened to deal the servers.
-pub fn calibrate(examples: &[Example], settings: Settings) -> (f64, [f64; 5]) {
+pub fn calibrate(examples: &[Example], settings: Settings) -> (f64, Decision) {
     let logits: Vec<([f64; 5], usize)> = (0..settings.calibration_draws.max(1))
         .flat_map(|draw| out_of_fold(examples, settings, CALIBRATION_FOLDS, draw))
         .collect();
@@ -112,7 +113,7 @@ pub fn calibrate(examples: &[Example], settings: Settings) -> (f64, [f64; 5]) {
         .iter()
         .map(|(z, y)| (softmax(*z, temperature), *y))
         .collect();
-    (temperature, fit_thresholds(&probs, settings.danger_cap))
+    (temperature, fit_decision(&probs, settings))
 }
 
 fn hashes_of(keys: &[String]) -> Vec<u64> {
@@ -153,6 +154,83 @@ pub fn mistake_cost(label: Category, chosen: Category) -> f64 {
 /// See [`mistake_cost`].
 pub const DANGER_COST: f64 = 2.0;
 
+/// How a fitted model turns probabilities into a category (see [`weights::choose`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Decision {
+    pub thresholds: [f64; 5],
+    pub offsets: [f64; 5],
+}
+
+/// The mistakes `d` makes on `probs` (missing a Financial tool counts twice), plus a thousand
+/// for each dangerous tool called Read or Write beyond `allowed`.
+fn capped_cost(probs: &[([f64; 5], usize)], d: &Decision, allowed: f64) -> f64 {
+    let (mut mistakes, mut benign) = (0.0, 0.0);
+    for (p, y) in probs {
+        let label = Category::ALL[*y];
+        let chosen = weights::choose(p, &d.thresholds, &d.offsets);
+        if chosen != label {
+            mistakes += if label == Category::Financial {
+                2.0
+            } else {
+                1.0
+            };
+        }
+        if label >= Category::Execute && chosen <= Category::Write {
+            benign += 1.0;
+        }
+    }
+    mistakes + 1000.0 * (benign - allowed).max(0.0)
+}
+
+/// How many dangerous tools `danger_cap` allows to be called Read or Write.
+fn allowed(probs: &[([f64; 5], usize)], danger_cap: f64) -> f64 {
+    let dangerous = probs
+        .iter()
+        .filter(|(_, y)| *y >= Category::Execute as usize)
+        .count();
+    (danger_cap * dangerous as f64).floor()
+}
+
+/// Fits how probabilities become a category, by `settings.decision`.
+fn fit_decision(probs: &[([f64; 5], usize)], settings: Settings) -> Decision {
+    match settings.decision {
+        DecisionKind::Thresholds => Decision {
+            thresholds: fit_thresholds(probs, settings.danger_cap),
+            offsets: [0.0; 5],
+        },
+        DecisionKind::Offsets => fit_offsets(probs, settings.danger_cap),
+    }
+}
+
+/// A Financial threshold (0.03 to 0.61, or none) and one offset for the three dangerous
+/// categories (0 to 4, in steps of 0.05) of least mistake cost, calling at most `danger_cap`
+/// of the dangerous tools Read or Write. Weighing the dangerous categories up against the
+/// likeliest benign one, rather than choosing each outright at a low probability (which
+/// [`fit_thresholds`] does), keeps a tool Read or Write when a dangerous reading is possible
+/// but a benign one is far likelier.
+fn fit_offsets(probs: &[([f64; 5], usize)], danger_cap: f64) -> Decision {
+    let allowed = allowed(probs, danger_cap);
+    let never = 1.01;
+    let mut best: Option<(f64, Decision)> = None;
+    for f in (3..=61)
+        .step_by(2)
+        .map(|f| f64::from(f) * 0.01)
+        .chain([never])
+    {
+        for b in (0..=80).map(|b| f64::from(b) * 0.05) {
+            let d = Decision {
+                thresholds: [never, never, never, never, f],
+                offsets: [0.0, 0.0, b, b, b],
+            };
+            let v = capped_cost(probs, &d, allowed);
+            if best.as_ref().is_none_or(|(c, _)| v < c - 1e-9) {
+                best = Some((v, d));
+            }
+        }
+    }
+    best.expect("the grid is not empty").1
+}
+
 /// Thresholds (Write, Execute, Destructive, Financial; 0.05 to 1.01) that make the fewest
 /// mistakes (missing a Financial tool counts twice) while calling at most `danger_cap` (by
 /// default [`DANGER_CAP`](train::DANGER_CAP)) of the dangerous tools Read or Write. From those
@@ -161,28 +239,16 @@ pub const DANGER_COST: f64 = 2.0;
 /// 0.02; Destructive and Financial keep theirs (moving them too found other fits as good that
 /// flipped twice as many verdicts).
 fn fit_thresholds(probs: &[([f64; 5], usize)], danger_cap: f64) -> [f64; 5] {
-    let dangerous = probs
-        .iter()
-        .filter(|(_, y)| *y >= Category::Execute as usize)
-        .count();
-    let allowed = (danger_cap * dangerous as f64).floor();
+    let allowed = allowed(probs, danger_cap);
     let cost = |t: &[f64; 5]| -> f64 {
-        let (mut mistakes, mut benign) = (0.0, 0.0);
-        for (p, y) in probs {
-            let label = Category::ALL[*y];
-            let chosen = weights::choose(p, t);
-            if chosen != label {
-                mistakes += if label == Category::Financial {
-                    2.0
-                } else {
-                    1.0
-                };
-            }
-            if label >= Category::Execute && chosen <= Category::Write {
-                benign += 1.0;
-            }
-        }
-        mistakes + 1000.0 * (benign - allowed).max(0.0)
+        capped_cost(
+            probs,
+            &Decision {
+                thresholds: *t,
+                offsets: [0.0; 5],
+            },
+            allowed,
+        )
     };
     let t = cost_thresholds(probs);
     let mut best = (cost(&t), t);
@@ -206,7 +272,7 @@ fn cost_thresholds(probs: &[([f64; 5], usize)]) -> [f64; 5] {
     let cost = |t: &[f64; 5]| -> f64 {
         probs
             .iter()
-            .map(|(p, y)| mistake_cost(Category::ALL[*y], weights::choose(p, t)))
+            .map(|(p, y)| mistake_cost(Category::ALL[*y], weights::choose(p, t, &[0.0; 5])))
             .sum()
     };
     let mut t = weights::DEFAULT_THRESHOLDS;
@@ -297,10 +363,11 @@ pub fn cross_validate(
         // Each fold goes through the whole of training, calibration included, without its
         // own servers: thresholds fitted on the tools they are scored on made the figures,
         // the share of dangerous tools let through above all, look better than they are.
-        let (temperature, thresholds) = calibrate(&train_set, settings);
+        let (temperature, decision) = calibrate(&train_set, settings);
         let mut m = train::train(&train_set, settings);
         m.temperature = temperature;
-        m.thresholds = thresholds;
+        m.thresholds = decision.thresholds;
+        m.offsets = decision.offsets;
         // The engine keeps a `'static` model; a fold's model lives as long as the process.
         let model: &'static Model = Box::leak(Box::new(Model::from_text(&m)));
         let engine = Engine::new(rules.rules().clone()).with_model(Some(model));

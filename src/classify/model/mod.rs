@@ -84,9 +84,13 @@ impl Model {
         }
     }
 
-    /// The category its thresholds choose for a prediction.
+    /// The category its thresholds and offsets choose for a prediction.
     pub fn choose(&self, p: &Prediction) -> Category {
-        weights::choose(&p.probabilities, &self.table.thresholds)
+        weights::choose(
+            &p.probabilities,
+            &self.table.thresholds,
+            &self.table.offsets,
+        )
     }
 
     /// True when the model knows no feature (no corpus yet).

@@ -16,9 +16,13 @@ pub struct ModelText {
     pub comment: String,
     /// Probabilities are `softmax(logits / temperature)`; fitted so confidences are calibrated.
     pub temperature: f64,
-    /// The probability at which each category is chosen, checked from the most dangerous
-    /// down (Financial, Destructive, Execute, Write); when none is reached, the likeliest.
+    /// The probability at which each category is chosen outright, checked from the most
+    /// dangerous down (Financial, Destructive, Execute, Write); above 1, never outright.
     pub thresholds: [f64; K],
+    /// When no threshold is reached: added to each category's log-probability before the
+    /// likeliest is taken, so a dangerous category can win against a likelier benign one
+    /// without its probability being changed (confidences stay calibrated).
+    pub offsets: [f64; K],
     /// Each class's bias.
     pub bias: [f64; K],
     /// Each feature key's weights, sorted by key.
@@ -41,6 +45,7 @@ impl ModelText {
     pub fn rounded(mut self) -> ModelText {
         self.temperature = round4(self.temperature);
         self.thresholds = self.thresholds.map(round4);
+        self.offsets = self.offsets.map(round4);
         self.bias = self.bias.map(round4);
         self.weights = std::mem::take(&mut self.weights)
             .into_iter()
@@ -69,6 +74,11 @@ impl ModelText {
             let _ = write!(out, "\t{t:.4}");
         }
         out.push('\n');
+        out.push_str("offsets");
+        for o in &self.offsets {
+            let _ = write!(out, "\t{o:.4}");
+        }
+        out.push('\n');
         let row = |out: &mut String, key: &str, w: &[f64; K]| {
             out.push_str(key);
             for v in w {
@@ -89,6 +99,7 @@ impl ModelText {
             comment: String::new(),
             temperature: 1.0,
             thresholds: DEFAULT_THRESHOLDS,
+            offsets: [0.0; K],
             bias: [0.0; K],
             weights: Vec::new(),
         };
@@ -119,6 +130,8 @@ impl ModelText {
                         m.bias = w;
                     } else if key == "thresholds" {
                         m.thresholds = w;
+                    } else if key == "offsets" {
+                        m.offsets = w;
                     } else {
                         m.weights.push((key.to_string(), w));
                     }
@@ -136,8 +149,10 @@ impl ModelText {
 /// Thresholds that choose the likeliest category (a probability above one half wins).
 pub const DEFAULT_THRESHOLDS: [f64; K] = [0.5; K];
 
-/// The category the thresholds choose for these probabilities.
-pub fn choose(p: &[f64; K], thresholds: &[f64; K]) -> Category {
+/// The category the thresholds and offsets choose for these probabilities: the first,
+/// from the most dangerous down, whose probability reaches its threshold; else the one of
+/// highest log-probability plus offset (the less dangerous on a tie).
+pub fn choose(p: &[f64; K], thresholds: &[f64; K], offsets: &[f64; K]) -> Category {
     for c in [
         Category::Financial,
         Category::Destructive,
@@ -148,8 +163,9 @@ pub fn choose(p: &[f64; K], thresholds: &[f64; K]) -> Category {
             return c;
         }
     }
+    let score = |c: usize| p[c].max(f64::MIN_POSITIVE).ln() + offsets[c];
     let best = (0..K)
-        .max_by(|&a, &b| p[a].total_cmp(&p[b]).then(b.cmp(&a)))
+        .max_by(|&a, &b| score(a).total_cmp(&score(b)).then(b.cmp(&a)))
         .unwrap_or(0);
     CLASSES[best]
 }
@@ -160,6 +176,8 @@ pub struct Table {
     temperature: f64,
     /// See [`ModelText::thresholds`].
     pub thresholds: [f64; K],
+    /// See [`ModelText::offsets`].
+    pub offsets: [f64; K],
     bias: [f32; K],
     hashes: Vec<u64>,
     rows: Vec<[f32; K]>,
@@ -193,7 +211,7 @@ impl Table {
             .collect();
         Table::from_sorted(
             m.temperature,
-            m.thresholds,
+            (m.thresholds, m.offsets),
             m.bias.map(|v| v as f32),
             rows.iter().map(|r| r.0).collect(),
             rows.iter().map(|r| r.1).collect(),
@@ -212,7 +230,7 @@ impl Table {
             at += n;
             Ok(s)
         };
-        if take(4)? != b"MRW2" {
+        if take(4)? != b"MRW3" {
             return Err("packed weights: not a weights table".into());
         }
         let f64_at = |s: &[u8]| f64::from_le_bytes(s.try_into().expect("8 bytes"));
@@ -221,6 +239,10 @@ impl Table {
         let mut thresholds = [0.0; K];
         for t in &mut thresholds {
             *t = f64_at(take(8)?);
+        }
+        let mut offsets = [0.0; K];
+        for o in &mut offsets {
+            *o = f64_at(take(8)?);
         }
         let mut bias = [0.0; K];
         for v in &mut bias {
@@ -250,7 +272,7 @@ impl Table {
         }
         Ok(Table::from_sorted(
             temperature,
-            thresholds,
+            (thresholds, offsets),
             bias,
             hashes,
             rows,
@@ -262,7 +284,7 @@ impl Table {
     /// where each ends).
     fn from_sorted(
         temperature: f64,
-        thresholds: [f64; K],
+        (thresholds, offsets): ([f64; K], [f64; K]),
         bias: [f32; K],
         hashes: Vec<u64>,
         rows: Vec<[f32; K]>,
@@ -281,6 +303,7 @@ impl Table {
             starts,
             temperature,
             thresholds,
+            offsets,
             bias,
             hashes,
             rows,
@@ -368,6 +391,7 @@ mod tests {
             comment: "test".into(),
             temperature: 1.25,
             thresholds: [0.5, 0.45, 0.4, 0.35, 0.3],
+            offsets: [0.0, -0.25, 1.5, 1.5, 1.5],
             bias: [0.1, -0.2, 0.0, 0.3, -1.0],
             weights: vec![
                 ("n0:delet".into(), [-1.0, -0.5, 0.0, 2.5, 0.0]),
