@@ -207,7 +207,9 @@ fn fit_decision(probs: &[([f64; 5], usize)], settings: Settings) -> Decision {
 /// of the dangerous tools Read or Write. Weighing the dangerous categories up against the
 /// likeliest benign one, rather than choosing each outright at a low probability (which
 /// [`fit_thresholds`] does), keeps a tool Read or Write when a dangerous reading is possible
-/// but a benign one is far likelier.
+/// but a benign one is far likelier. (A second offset, for Write, was tried: in
+/// cross-validation 12,440 tools right against 12,408, but 257 dangerous tools let through
+/// against 253.)
 fn fit_offsets(probs: &[([f64; 5], usize)], danger_cap: f64) -> Decision {
     let allowed = allowed(probs, danger_cap);
     let never = 1.01;
@@ -345,7 +347,7 @@ fn score(engine: &Engine, rules: &Engine, server: &str, t: &Labelled) -> Scored 
 }
 
 /// Cross-validation on the training split: each fold of servers is scored by an engine whose
-/// model was trained and calibrated (temperature and thresholds) on the other folds alone.
+/// model was trained and calibrated (temperature and decision) on the other folds alone.
 pub fn cross_validate(
     corpus: &Corpus,
     rules: &Engine,
@@ -361,7 +363,7 @@ pub fn cross_validate(
             .cloned()
             .collect();
         // Each fold goes through the whole of training, calibration included, without its
-        // own servers: thresholds fitted on the tools they are scored on made the figures,
+        // own servers: a decision fitted on the tools they are scored on made the figures,
         // the share of dangerous tools let through above all, look better than they are.
         let (temperature, decision) = calibrate(&train_set, settings);
         let mut m = train::train(&train_set, settings);
@@ -497,5 +499,45 @@ impl Figures {
             );
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Out-of-fold predictions: `n` tools of `label` each predicted `p`.
+    fn many(n: usize, p: [f64; 5], label: Category) -> Vec<([f64; 5], usize)> {
+        vec![(p, label as usize); n]
+    }
+
+    #[test]
+    fn the_fitted_offset_keeps_within_the_cap_at_the_least_cost() {
+        // 100 Execute tools the model half misses (p(Execute) 0.25), 300 Reads it is surer of
+        // (0.1), and 120 Reads it is as unsure of as of the Executes: no offset lets all 100
+        // Executes through, one that calls the unsure ones Execute lets none through.
+        let mut probs = many(100, [0.75, 0.0, 0.25, 0.0, 0.0], Category::Execute);
+        probs.extend(many(300, [0.9, 0.0, 0.1, 0.0, 0.0], Category::Read));
+        probs.extend(many(120, [0.75, 0.0, 0.25, 0.0, 0.0], Category::Read));
+        let d = fit_offsets(&probs, 0.125);
+        let chosen = |p: &[f64; 5]| weights::choose(p, &d.thresholds, &d.offsets);
+        assert_eq!(
+            chosen(&[0.75, 0.0, 0.25, 0.0, 0.0]),
+            Category::Execute,
+            "{d:?}"
+        );
+        // The surer Reads stay Read: the least offset that meets the cap was taken.
+        assert_eq!(chosen(&[0.9, 0.0, 0.1, 0.0, 0.0]), Category::Read, "{d:?}");
+        // With no cap to meet, the 120 unsure Reads outweigh the 100 Executes.
+        let free = fit_offsets(&probs, 1.0);
+        assert_eq!(
+            weights::choose(
+                &[0.75, 0.0, 0.25, 0.0, 0.0],
+                &free.thresholds,
+                &free.offsets
+            ),
+            Category::Read,
+            "{free:?}"
+        );
     }
 }

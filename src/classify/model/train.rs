@@ -36,15 +36,15 @@ pub struct Settings {
     pub iterations: usize,
     /// Key prefixes left out (for experiments: `["rc"]` trains without the rules' verdict).
     pub drop: &'static [&'static str],
-    /// The share of Execute, Destructive and Financial tools that the fitted thresholds may
-    /// call Read or Write.
+    /// The share of Execute, Destructive and Financial tools that the fitted decision may call
+    /// Read or Write.
     pub danger_cap: f64,
     /// A fitted feature is dropped when no category's weight is this far from the mean of its
     /// weights: it moves no category against another, and the table stays small.
     pub prune: f64,
     /// How many draws of cross-validation folds calibration pools (see
-    /// `corpus::evaluate::calibrate`). One: on the training split of 14,132 tools, three draws
-    /// fit the shipped thresholds exactly as one does (Write 0.47, Execute 0.11, Destructive
+    /// `corpus::evaluate::calibrate`). One: on the training split of 14,132 tools, with
+    /// per-category thresholds, three draws fit the then shipped thresholds exactly as one does (Write 0.47, Execute 0.11, Destructive
     /// 0.35, Financial 0.15), and in cross-validation (each fold calibrated on three draws of its
     /// own) got 12,332 tools right against 12,352, letting 245 dangerous tools through against
     /// 253 and finding 123 Financial tools against 125: no gain for three times the work
@@ -67,17 +67,17 @@ pub enum DecisionKind {
     Offsets,
 }
 
-/// The share of the Execute, Destructive and Financial tools that the fitted thresholds may call
+/// The share of the Execute, Destructive and Financial tools that the fitted decision may call
 /// Read or Write: one in eight.
 ///
-/// The thresholds are chosen at this fixed point of the trade between getting most tools right
+/// The decision is fitted at this fixed point of the trade between getting most tools right
 /// and letting few dangerous ones through, rather than wherever a cost weighs the two equal:
 /// the cost of a dangerous miss puts that point on a flat stretch, so a rule change that fixed
 /// a few tools moved it along the stretch, trading tens of dangerous tools for a like number of
 /// others. With the share fixed, a change shows as more or fewer tools right at the same risk.
 ///
-/// What other shares would give, by nested cross-validation on the training split (category
-/// right, and dangerous tools called Read or Write): 0.15: 90.5%, 12.8%; 0.125: 90.1%, 11.6%;
+/// What other shares would give, by nested cross-validation on an earlier training split, with
+/// per-category thresholds (category right, and dangerous tools called Read or Write): 0.15: 90.5%, 12.8%; 0.125: 90.1%, 11.6%;
 /// 0.10: 88.8%, 9.1%; 0.08: 86.9%, 7.7%; 0.06: 84.4%, 5.9% (`model cv cap=X`).
 pub const DANGER_CAP: f64 = 0.125;
 

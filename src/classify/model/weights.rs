@@ -405,6 +405,37 @@ mod tests {
     }
 
     #[test]
+    fn offsets_weigh_dangerous_readings_up_and_thresholds_choose_outright() {
+        let never = [1.01; K];
+        let up = [0.0, 0.0, 1.4, 1.4, 1.4];
+        // Execute a quarter as likely as Read and more: weighed up (e^1.4 is about 4), it wins.
+        assert_eq!(
+            choose(&[0.7, 0.1, 0.2, 0.0, 0.0], &never, &up),
+            Category::Execute
+        );
+        // Read far likelier: it stays Read however low Execute's probability is.
+        assert_eq!(
+            choose(&[0.85, 0.0, 0.15, 0.0, 0.0], &never, &up),
+            Category::Read
+        );
+        // Without offsets, the likeliest; a threshold reached chooses outright first.
+        assert_eq!(
+            choose(&[0.7, 0.1, 0.2, 0.0, 0.0], &never, &[0.0; K]),
+            Category::Read
+        );
+        let financial = [1.01, 1.01, 1.01, 1.01, 0.07];
+        assert_eq!(
+            choose(&[0.9, 0.02, 0.0, 0.0, 0.08], &financial, &up),
+            Category::Financial
+        );
+        // A probability of zero is no error: it never wins.
+        assert_eq!(
+            choose(&[0.0, 1.0, 0.0, 0.0, 0.0], &never, &up),
+            Category::Write
+        );
+    }
+
+    #[test]
     fn bad_lines_are_named() {
         let err = ModelText::parse("temperature\t1\nbias\t1\t2\n").unwrap_err();
         assert!(err.contains("line 2"), "{err}");
