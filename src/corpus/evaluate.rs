@@ -3,7 +3,7 @@
 
 use crate::classify::engine::{MODEL_RULE, NOTHING_DECIDED};
 use crate::classify::model::train::{self, DecisionKind, Example, Settings};
-use crate::classify::model::weights::{self, softmax, ModelText};
+use crate::classify::model::weights::{self, softmax, Decision, ModelText};
 use crate::classify::model::{tokens, Model};
 use crate::classify::Engine;
 use crate::corpus::{Corpus, Labelled};
@@ -47,8 +47,7 @@ pub fn train_with(corpus: &Corpus, rules: &Engine, settings: Settings) -> ModelT
     let (temperature, decision) = calibrate(&examples, settings);
     let mut m = train::train(&examples, settings);
     m.temperature = temperature;
-    m.thresholds = decision.thresholds;
-    m.offsets = decision.offsets;
+    m.decision = decision;
     let draws = match settings.calibration_draws {
         0 | 1 => String::new(),
         n => format!(" of {n} draws of folds, pooled"),
@@ -154,20 +153,13 @@ pub fn mistake_cost(label: Category, chosen: Category) -> f64 {
 /// See [`mistake_cost`].
 pub const DANGER_COST: f64 = 2.0;
 
-/// How a fitted model turns probabilities into a category (see [`weights::choose`]).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Decision {
-    pub thresholds: [f64; 5],
-    pub offsets: [f64; 5],
-}
-
 /// The mistakes `d` makes on `probs` (missing a Financial tool counts twice), plus a thousand
 /// for each dangerous tool called Read or Write beyond `allowed`.
 fn capped_cost(probs: &[([f64; 5], usize)], d: &Decision, allowed: f64) -> f64 {
     let (mut mistakes, mut benign) = (0.0, 0.0);
     for (p, y) in probs {
         let label = Category::ALL[*y];
-        let chosen = weights::choose(p, &d.thresholds, &d.offsets);
+        let chosen = d.choose(p);
         if chosen != label {
             mistakes += if label == Category::Financial {
                 2.0
@@ -194,10 +186,9 @@ fn allowed(probs: &[([f64; 5], usize)], danger_cap: f64) -> f64 {
 /// Fits how probabilities become a category, by `settings.decision`.
 fn fit_decision(probs: &[([f64; 5], usize)], settings: Settings) -> Decision {
     match settings.decision {
-        DecisionKind::Thresholds => Decision {
-            thresholds: fit_thresholds(probs, settings.danger_cap),
-            offsets: [0.0; 5],
-        },
+        DecisionKind::Thresholds => {
+            Decision::thresholds(fit_thresholds(probs, settings.danger_cap))
+        }
         DecisionKind::Offsets => fit_offsets(probs, settings.danger_cap),
     }
 }
@@ -242,16 +233,7 @@ fn fit_offsets(probs: &[([f64; 5], usize)], danger_cap: f64) -> Decision {
 /// flipped twice as many verdicts).
 fn fit_thresholds(probs: &[([f64; 5], usize)], danger_cap: f64) -> [f64; 5] {
     let allowed = allowed(probs, danger_cap);
-    let cost = |t: &[f64; 5]| -> f64 {
-        capped_cost(
-            probs,
-            &Decision {
-                thresholds: *t,
-                offsets: [0.0; 5],
-            },
-            allowed,
-        )
-    };
+    let cost = |t: &[f64; 5]| -> f64 { capped_cost(probs, &Decision::thresholds(*t), allowed) };
     let t = cost_thresholds(probs);
     let mut best = (cost(&t), t);
     for w in (5..=101).step_by(2) {
@@ -274,7 +256,7 @@ fn cost_thresholds(probs: &[([f64; 5], usize)]) -> [f64; 5] {
     let cost = |t: &[f64; 5]| -> f64 {
         probs
             .iter()
-            .map(|(p, y)| mistake_cost(Category::ALL[*y], weights::choose(p, t, &[0.0; 5])))
+            .map(|(p, y)| mistake_cost(Category::ALL[*y], Decision::thresholds(*t).choose(p)))
             .sum()
     };
     let mut t = weights::DEFAULT_THRESHOLDS;
@@ -368,8 +350,7 @@ pub fn cross_validate(
         let (temperature, decision) = calibrate(&train_set, settings);
         let mut m = train::train(&train_set, settings);
         m.temperature = temperature;
-        m.thresholds = decision.thresholds;
-        m.offsets = decision.offsets;
+        m.decision = decision;
         // The engine keeps a `'static` model; a fold's model lives as long as the process.
         let model: &'static Model = Box::leak(Box::new(Model::from_text(&m)));
         let engine = Engine::new(rules.rules().clone()).with_model(Some(model));
@@ -520,22 +501,21 @@ mod tests {
         probs.extend(many(300, [0.9, 0.0, 0.1, 0.0, 0.0], Category::Read));
         probs.extend(many(120, [0.75, 0.0, 0.25, 0.0, 0.0], Category::Read));
         let d = fit_offsets(&probs, 0.125);
-        let chosen = |p: &[f64; 5]| weights::choose(p, &d.thresholds, &d.offsets);
         assert_eq!(
-            chosen(&[0.75, 0.0, 0.25, 0.0, 0.0]),
+            d.choose(&[0.75, 0.0, 0.25, 0.0, 0.0]),
             Category::Execute,
             "{d:?}"
         );
         // The surer Reads stay Read: the least offset that meets the cap was taken.
-        assert_eq!(chosen(&[0.9, 0.0, 0.1, 0.0, 0.0]), Category::Read, "{d:?}");
+        assert_eq!(
+            d.choose(&[0.9, 0.0, 0.1, 0.0, 0.0]),
+            Category::Read,
+            "{d:?}"
+        );
         // With no cap to meet, the 120 unsure Reads outweigh the 100 Executes.
         let free = fit_offsets(&probs, 1.0);
         assert_eq!(
-            weights::choose(
-                &[0.75, 0.0, 0.25, 0.0, 0.0],
-                &free.thresholds,
-                &free.offsets
-            ),
+            free.choose(&[0.75, 0.0, 0.25, 0.0, 0.0]),
             Category::Read,
             "{free:?}"
         );

@@ -86,11 +86,7 @@ impl Model {
 
     /// The category its thresholds and offsets choose for a prediction.
     pub fn choose(&self, p: &Prediction) -> Category {
-        weights::choose(
-            &p.probabilities,
-            &self.table.thresholds,
-            &self.table.offsets,
-        )
+        self.table.decision.choose(&p.probabilities)
     }
 
     /// True when the model knows no feature (no corpus yet).

@@ -186,8 +186,7 @@ pub fn train(examples: &[Example], settings: Settings) -> ModelText {
         bias,
         weights,
         temperature: 1.0,
-        thresholds: super::weights::DEFAULT_THRESHOLDS,
-        offsets: [0.0; K],
+        decision: super::weights::Decision::thresholds(super::weights::DEFAULT_THRESHOLDS),
         comment: format!(
             "multinomial logistic regression; {} examples, {} features; l2 {}, features on at least {} servers, pruned below a spread of {}, class balance {}, server weight power {}",
             examples.len(),

@@ -16,13 +16,8 @@ pub struct ModelText {
     pub comment: String,
     /// Probabilities are `softmax(logits / temperature)`; fitted so confidences are calibrated.
     pub temperature: f64,
-    /// The probability at which each category is chosen outright, checked from the most
-    /// dangerous down (Financial, Destructive, Execute, Write); above 1, never outright.
-    pub thresholds: [f64; K],
-    /// When no threshold is reached: added to each category's log-probability before the
-    /// likeliest is taken, so a dangerous category can win against a likelier benign one
-    /// without its probability being changed (confidences stay calibrated).
-    pub offsets: [f64; K],
+    /// How its probabilities become a category.
+    pub decision: Decision,
     /// Each class's bias.
     pub bias: [f64; K],
     /// Each feature key's weights, sorted by key.
@@ -44,8 +39,10 @@ impl ModelText {
     /// weights all round to zero left out.
     pub fn rounded(mut self) -> ModelText {
         self.temperature = round4(self.temperature);
-        self.thresholds = self.thresholds.map(round4);
-        self.offsets = self.offsets.map(round4);
+        self.decision = Decision {
+            thresholds: self.decision.thresholds.map(round4),
+            offsets: self.decision.offsets.map(round4),
+        };
         self.bias = self.bias.map(round4);
         self.weights = std::mem::take(&mut self.weights)
             .into_iter()
@@ -69,16 +66,6 @@ impl ModelText {
         }
         out.push('\n');
         let _ = writeln!(out, "temperature\t{:.4}", self.temperature);
-        out.push_str("thresholds");
-        for t in &self.thresholds {
-            let _ = write!(out, "\t{t:.4}");
-        }
-        out.push('\n');
-        out.push_str("offsets");
-        for o in &self.offsets {
-            let _ = write!(out, "\t{o:.4}");
-        }
-        out.push('\n');
         let row = |out: &mut String, key: &str, w: &[f64; K]| {
             out.push_str(key);
             for v in w {
@@ -86,6 +73,8 @@ impl ModelText {
             }
             out.push('\n');
         };
+        row(&mut out, "thresholds", &self.decision.thresholds);
+        row(&mut out, "offsets", &self.decision.offsets);
         row(&mut out, "bias", &self.bias);
         for (k, w) in &self.weights {
             row(&mut out, k, w);
@@ -98,8 +87,7 @@ impl ModelText {
         let mut m = ModelText {
             comment: String::new(),
             temperature: 1.0,
-            thresholds: DEFAULT_THRESHOLDS,
-            offsets: [0.0; K],
+            decision: Decision::thresholds(DEFAULT_THRESHOLDS),
             bias: [0.0; K],
             weights: Vec::new(),
         };
@@ -129,9 +117,9 @@ impl ModelText {
                     if key == "bias" {
                         m.bias = w;
                     } else if key == "thresholds" {
-                        m.thresholds = w;
+                        m.decision.thresholds = w;
                     } else if key == "offsets" {
-                        m.offsets = w;
+                        m.decision.offsets = w;
                     } else {
                         m.weights.push((key.to_string(), w));
                     }
@@ -149,35 +137,55 @@ impl ModelText {
 /// Thresholds that choose the likeliest category (a probability above one half wins).
 pub const DEFAULT_THRESHOLDS: [f64; K] = [0.5; K];
 
-/// The category the thresholds and offsets choose for these probabilities: the first,
-/// from the most dangerous down, whose probability reaches its threshold; else the one of
-/// highest log-probability plus offset (the less dangerous on a tie).
-pub fn choose(p: &[f64; K], thresholds: &[f64; K], offsets: &[f64; K]) -> Category {
-    for c in [
-        Category::Financial,
-        Category::Destructive,
-        Category::Execute,
-        Category::Write,
-    ] {
-        if p[c as usize] >= thresholds[c as usize] {
-            return c;
+/// How a model's probabilities become a category (see [`Decision::choose`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Decision {
+    /// The probability at which each category is chosen outright, checked from the most
+    /// dangerous down (Financial, Destructive, Execute, Write); above 1, never outright.
+    pub thresholds: [f64; K],
+    /// When no threshold is reached: added to each category's log-probability before the
+    /// likeliest is taken, so a dangerous category can win against a likelier benign one
+    /// without its probability being changed (confidences stay calibrated).
+    pub offsets: [f64; K],
+}
+
+impl Decision {
+    /// Thresholds alone: no offsets.
+    pub fn thresholds(thresholds: [f64; K]) -> Decision {
+        Decision {
+            thresholds,
+            offsets: [0.0; K],
         }
     }
-    let score = |c: usize| p[c].max(f64::MIN_POSITIVE).ln() + offsets[c];
-    let best = (0..K)
-        .max_by(|&a, &b| score(a).total_cmp(&score(b)).then(b.cmp(&a)))
-        .unwrap_or(0);
-    CLASSES[best]
+
+    /// The category chosen for these probabilities: the first, from the most dangerous down,
+    /// whose probability reaches its threshold; else the one of highest log-probability plus
+    /// offset (the less dangerous on a tie).
+    pub fn choose(&self, p: &[f64; K]) -> Category {
+        for c in [
+            Category::Financial,
+            Category::Destructive,
+            Category::Execute,
+            Category::Write,
+        ] {
+            if p[c as usize] >= self.thresholds[c as usize] {
+                return c;
+            }
+        }
+        let score = |c: usize| p[c].max(f64::MIN_POSITIVE).ln() + self.offsets[c];
+        let best = (0..K)
+            .max_by(|&a, &b| score(a).total_cmp(&score(b)).then(b.cmp(&a)))
+            .unwrap_or(0);
+        CLASSES[best]
+    }
 }
 
 /// Weights ready for lookup: sorted by the hash of their key.
 #[derive(Debug, PartialEq)]
 pub struct Table {
     temperature: f64,
-    /// See [`ModelText::thresholds`].
-    pub thresholds: [f64; K],
-    /// See [`ModelText::offsets`].
-    pub offsets: [f64; K],
+    /// See [`ModelText::decision`].
+    pub decision: Decision,
     bias: [f32; K],
     hashes: Vec<u64>,
     rows: Vec<[f32; K]>,
@@ -211,7 +219,7 @@ impl Table {
             .collect();
         Table::from_sorted(
             m.temperature,
-            (m.thresholds, m.offsets),
+            m.decision,
             m.bias.map(|v| v as f32),
             rows.iter().map(|r| r.0).collect(),
             rows.iter().map(|r| r.1).collect(),
@@ -236,13 +244,9 @@ impl Table {
         let f64_at = |s: &[u8]| f64::from_le_bytes(s.try_into().expect("8 bytes"));
         let f32_at = |s: &[u8]| f32::from_le_bytes(s.try_into().expect("4 bytes"));
         let temperature = f64_at(take(8)?);
-        let mut thresholds = [0.0; K];
-        for t in &mut thresholds {
-            *t = f64_at(take(8)?);
-        }
-        let mut offsets = [0.0; K];
-        for o in &mut offsets {
-            *o = f64_at(take(8)?);
+        let mut decision = Decision::thresholds([0.0; K]);
+        for v in decision.thresholds.iter_mut().chain(&mut decision.offsets) {
+            *v = f64_at(take(8)?);
         }
         let mut bias = [0.0; K];
         for v in &mut bias {
@@ -272,7 +276,7 @@ impl Table {
         }
         Ok(Table::from_sorted(
             temperature,
-            (thresholds, offsets),
+            decision,
             bias,
             hashes,
             rows,
@@ -284,7 +288,7 @@ impl Table {
     /// where each ends).
     fn from_sorted(
         temperature: f64,
-        (thresholds, offsets): ([f64; K], [f64; K]),
+        decision: Decision,
         bias: [f32; K],
         hashes: Vec<u64>,
         rows: Vec<[f32; K]>,
@@ -302,8 +306,7 @@ impl Table {
         Table {
             starts,
             temperature,
-            thresholds,
-            offsets,
+            decision,
             bias,
             hashes,
             rows,
@@ -390,8 +393,10 @@ mod tests {
         let m = ModelText {
             comment: "test".into(),
             temperature: 1.25,
-            thresholds: [0.5, 0.45, 0.4, 0.35, 0.3],
-            offsets: [0.0, -0.25, 1.5, 1.5, 1.5],
+            decision: Decision {
+                thresholds: [0.5, 0.45, 0.4, 0.35, 0.3],
+                offsets: [0.0, -0.25, 1.5, 1.5, 1.5],
+            },
             bias: [0.1, -0.2, 0.0, 0.3, -1.0],
             weights: vec![
                 ("n0:delet".into(), [-1.0, -0.5, 0.0, 2.5, 0.0]),
@@ -407,32 +412,29 @@ mod tests {
     #[test]
     fn offsets_weigh_dangerous_readings_up_and_thresholds_choose_outright() {
         let never = [1.01; K];
-        let up = [0.0, 0.0, 1.4, 1.4, 1.4];
+        let up = Decision {
+            thresholds: never,
+            offsets: [0.0, 0.0, 1.4, 1.4, 1.4],
+        };
         // Execute a quarter as likely as Read and more: weighed up (e^1.4 is about 4), it wins.
-        assert_eq!(
-            choose(&[0.7, 0.1, 0.2, 0.0, 0.0], &never, &up),
-            Category::Execute
-        );
+        assert_eq!(up.choose(&[0.7, 0.1, 0.2, 0.0, 0.0]), Category::Execute);
         // Read far likelier: it stays Read however low Execute's probability is.
-        assert_eq!(
-            choose(&[0.85, 0.0, 0.15, 0.0, 0.0], &never, &up),
-            Category::Read
-        );
+        assert_eq!(up.choose(&[0.85, 0.0, 0.15, 0.0, 0.0]), Category::Read);
         // Without offsets, the likeliest; a threshold reached chooses outright first.
         assert_eq!(
-            choose(&[0.7, 0.1, 0.2, 0.0, 0.0], &never, &[0.0; K]),
+            Decision::thresholds(never).choose(&[0.7, 0.1, 0.2, 0.0, 0.0]),
             Category::Read
         );
-        let financial = [1.01, 1.01, 1.01, 1.01, 0.07];
+        let financial = Decision {
+            thresholds: [1.01, 1.01, 1.01, 1.01, 0.07],
+            ..up
+        };
         assert_eq!(
-            choose(&[0.9, 0.02, 0.0, 0.0, 0.08], &financial, &up),
+            financial.choose(&[0.9, 0.02, 0.0, 0.0, 0.08]),
             Category::Financial
         );
         // A probability of zero is no error: it never wins.
-        assert_eq!(
-            choose(&[0.0, 1.0, 0.0, 0.0, 0.0], &never, &up),
-            Category::Write
-        );
+        assert_eq!(up.choose(&[0.0, 1.0, 0.0, 0.0, 0.0]), Category::Write);
     }
 
     #[test]
