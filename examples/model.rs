@@ -279,6 +279,10 @@ fn settings_from(args: &[String]) -> train::Settings {
                     _ => panic!("decision is thresholds or offsets"),
                 }
             }
+            "fixed" => {
+                let (offset, financial) = v.split_once(',').expect("fixed=OFFSET,FINANCIAL");
+                s.fixed_decision = Some((offset.parse().unwrap(), financial.parse().unwrap()));
+            }
             "drop" => {
                 s.drop = Box::leak(
                     v.split(',')

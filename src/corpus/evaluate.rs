@@ -183,8 +183,16 @@ fn allowed(probs: &[([f64; 5], usize)], danger_cap: f64) -> f64 {
     (danger_cap * dangerous as f64).floor()
 }
 
-/// Fits how probabilities become a category, by `settings.decision`.
+/// Fits how probabilities become a category, by `settings.decision` (or takes
+/// `settings.fixed_decision` as it is).
 fn fit_decision(probs: &[([f64; 5], usize)], settings: Settings) -> Decision {
+    if let Some((offset, financial)) = settings.fixed_decision {
+        let never = 1.01;
+        return Decision {
+            thresholds: [never, never, never, never, financial],
+            offsets: [0.0, 0.0, offset, offset, offset],
+        };
+    }
     match settings.decision {
         DecisionKind::Thresholds => {
             Decision::thresholds(fit_thresholds(probs, settings.danger_cap))
@@ -519,5 +527,22 @@ mod tests {
             Category::Read,
             "{free:?}"
         );
+    }
+
+    #[test]
+    fn a_fixed_decision_is_taken_as_it_is() {
+        // The same predictions the fit above would weigh Execute up on.
+        let mut probs = many(100, [0.75, 0.0, 0.25, 0.0, 0.0], Category::Execute);
+        probs.extend(many(120, [0.75, 0.0, 0.25, 0.0, 0.0], Category::Read));
+        let settings = Settings {
+            fixed_decision: Some((0.0, 0.3)),
+            ..Settings::default()
+        };
+        let d = fit_decision(&probs, settings);
+        assert_eq!(d.offsets, [0.0; 5]);
+        assert_eq!(d.thresholds[Category::Financial as usize], 0.3);
+        assert_eq!(d.choose(&[0.75, 0.0, 0.25, 0.0, 0.0]), Category::Read);
+        // Financial outright at its threshold, though Read is likelier.
+        assert_eq!(d.choose(&[0.65, 0.0, 0.0, 0.0, 0.35]), Category::Financial);
     }
 }

@@ -55,6 +55,12 @@ pub struct Settings {
     /// with thresholds, severity 12,075 against 12,017, Financial tools found 137 of 184
     /// against 125, letting 254 dangerous tools through against 253 (`model cv decision=X`).
     pub decision: DecisionKind,
+    /// For experiments: no decision fitted, but this offset for the dangerous categories and
+    /// this Financial threshold used as they are (`model cv fixed=1.4,0.07`). Two models
+    /// compared at one decision differ only in their probabilities: a refitted decision moves
+    /// along a flat stretch of its cost from one training run to the next, and that move can
+    /// be larger than what a change of features does.
+    pub fixed_decision: Option<(f64, f64)>,
 }
 
 /// How calibration turns probabilities into a category (see `corpus::evaluate::calibrate`).
@@ -94,6 +100,7 @@ impl Default for Settings {
             prune: 0.02,
             calibration_draws: 1,
             decision: DecisionKind::Offsets,
+            fixed_decision: None,
         }
     }
 }
