@@ -272,6 +272,7 @@ fn settings_from(args: &[String]) -> train::Settings {
             "cap" => s.danger_cap = v.parse().unwrap(),
             "prune" => s.prune = v.parse().unwrap(),
             "draws" => s.calibration_draws = v.parse().unwrap(),
+            "first_draw" => s.calibration_first_draw = v.parse().unwrap(),
             "decision" => {
                 s.decision = match v {
                     "thresholds" => train::DecisionKind::Thresholds,

@@ -104,7 +104,8 @@ fn fold_in_draw(server: &str, folds: usize, draw: usize) -> usize {
 /// `settings.calibration_draws` draws of folds are pooled, so that the fit does not follow the
 /// way one draw happened to deal the servers.
 pub fn calibrate(examples: &[Example], settings: Settings) -> (f64, Decision) {
-    let logits: Vec<([f64; 5], usize)> = (0..settings.calibration_draws.max(1))
+    let first = settings.calibration_first_draw;
+    let logits: Vec<([f64; 5], usize)> = (first..first + settings.calibration_draws.max(1))
         .flat_map(|draw| out_of_fold(examples, settings, CALIBRATION_FOLDS, draw))
         .collect();
     let temperature = fit_temperature(&logits);

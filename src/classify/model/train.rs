@@ -50,6 +50,10 @@ pub struct Settings {
     /// 253 and finding 123 Financial tools against 125: no gain for three times the work
     /// (`model cv draws=3`).
     pub calibration_draws: usize,
+    /// For experiments: the first draw of folds calibration uses (0, the shipped one). Another
+    /// draw is an equally valid calibration, so `model cv first_draw=N` for a few N shows how
+    /// far the figures move with the draw alone: the noise a change must beat.
+    pub calibration_first_draw: usize,
     /// How calibration turns probabilities into a category. Offsets: in 5-fold
     /// cross-validation on the training split (14,132 tools), 12,408 tools right against 12,352
     /// with thresholds, severity 12,075 against 12,017, Financial tools found 137 of 184
@@ -99,6 +103,7 @@ impl Default for Settings {
             danger_cap: DANGER_CAP,
             prune: 0.02,
             calibration_draws: 1,
+            calibration_first_draw: 0,
             decision: DecisionKind::Offsets,
             fixed_decision: None,
         }
