@@ -3,6 +3,8 @@
 //!     cargo run --release --example model -- train [OUT]   write the weights (default catalog/model/weights.tsv;
 //!                                                          settings after OUT, key=value, for experiments)
 //!     cargo run --release --example model -- cv            cross-validate on the training split only
+//!     cargo run --release --example model -- cv-spread [N]  the same over calibration draws 0..N (default 5), and the
+//!                                                          mean: judge a change against the spread the draw alone makes
 //!     cargo run --release --example model -- test          the frozen test split's figures (report them; never tune on them)
 //!     cargo run --release --example model -- score DIR     the shipped engine on every server of another labelled set
 //!                                                          (laid out as catalog/corpus is), e.g. one labelled before it joins
@@ -71,6 +73,36 @@ fn main() -> ExitCode {
                 "training split, 5-fold cross-validation by server",
                 &scored,
                 &corpus,
+            );
+        }
+        Some("cv-spread") => {
+            // The same cross-validation over several draws of calibration folds: how far the
+            // figures move with the draw alone, and their mean, to compare changes by.
+            let (draws, rest) = match args.get(1).and_then(|a| a.parse::<usize>().ok()) {
+                Some(n) => (n.max(1), &args[2..]),
+                None => (5, &args[1..]),
+            };
+            let settings = settings_from(rest);
+            let mut sums = [0.0; 5];
+            for d in 0..draws {
+                let s = train::Settings {
+                    calibration_first_draw: d,
+                    ..settings
+                };
+                let f = evaluate::Figures::of(&evaluate::cross_validate(&corpus, &rules, s, 5));
+                let row = spread_row(&f);
+                out!(
+                    "draw {d}: right {}, severity {}, dangerous let through {} of {}, Financial found {} of {}, cost {}",
+                    row[0], row[1], row[2], f.dangerous, row[3], f.financial, row[4]
+                );
+                for (sum, v) in sums.iter_mut().zip(row) {
+                    *sum += v as f64;
+                }
+            }
+            let m = sums.map(|v| v / draws as f64);
+            out!(
+                "mean of {draws}: right {:.1}, severity {:.1}, dangerous let through {:.1}, Financial found {:.1}, cost {:.1}",
+                m[0], m[1], m[2], m[3], m[4]
             );
         }
         Some("cv-verdicts") => {
@@ -296,6 +328,28 @@ fn settings_from(args: &[String]) -> train::Settings {
         }
     }
     s
+}
+
+/// Category right, severity right, dangerous tools called Read or Write, Financial tools found,
+/// and the training step's cost (a dangerous tool called Read or Write, or a Financial tool
+/// missed, counts twice), from a confusion matrix.
+fn spread_row(f: &evaluate::Figures) -> [usize; 5] {
+    let c = &f.confusion;
+    let let_through: usize = c[2..].iter().map(|row| row[0] + row[1]).sum();
+    let wrong: usize = (0..5)
+        .flat_map(|y| (0..5).map(move |p| (y, p)))
+        .filter(|(y, p)| y != p)
+        .map(|(y, p)| c[y][p])
+        .sum();
+    let fin_missed_not_benign: usize = c[4][2] + c[4][3];
+    let cost = wrong + let_through + fin_missed_not_benign;
+    [
+        f.category_right,
+        f.severity_right,
+        let_through,
+        c[4][4],
+        cost,
+    ]
 }
 
 fn report(title: &str, scored: &[Scored], corpus: &Corpus) {
