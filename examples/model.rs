@@ -331,24 +331,23 @@ fn settings_from(args: &[String]) -> train::Settings {
 }
 
 /// Category right, severity right, dangerous tools called Read or Write, Financial tools found,
-/// and the training step's cost (a dangerous tool called Read or Write, or a Financial tool
-/// missed, counts twice), from a confusion matrix.
+/// and the training step's cost (`evaluate::mistake_cost` summed), from a confusion matrix.
 fn spread_row(f: &evaluate::Figures) -> [usize; 5] {
+    use mcprisk::model::Category;
     let c = &f.confusion;
     let let_through: usize = c[2..].iter().map(|row| row[0] + row[1]).sum();
-    let wrong: usize = (0..5)
-        .flat_map(|y| (0..5).map(move |p| (y, p)))
-        .filter(|(y, p)| y != p)
-        .map(|(y, p)| c[y][p])
-        .sum();
-    let fin_missed_not_benign: usize = c[4][2] + c[4][3];
-    let cost = wrong + let_through + fin_missed_not_benign;
+    let mut cost = 0.0;
+    for (y, row) in c.iter().enumerate() {
+        for (p, n) in row.iter().enumerate() {
+            cost += evaluate::mistake_cost(Category::ALL[y], Category::ALL[p]) * *n as f64;
+        }
+    }
     [
         f.category_right,
         f.severity_right,
         let_through,
         c[4][4],
-        cost,
+        cost as usize,
     ]
 }
 

@@ -188,11 +188,7 @@ fn allowed(probs: &[([f64; 5], usize)], danger_cap: f64) -> f64 {
 /// `settings.fixed_decision` as it is).
 fn fit_decision(probs: &[([f64; 5], usize)], settings: Settings) -> Decision {
     if let Some((offset, financial)) = settings.fixed_decision {
-        let never = 1.01;
-        return Decision {
-            thresholds: [never, never, never, never, financial],
-            offsets: [0.0, 0.0, offset, offset, offset],
-        };
+        return Decision::offset(offset, financial);
     }
     match settings.decision {
         DecisionKind::Thresholds => {
@@ -220,10 +216,7 @@ fn fit_offsets(probs: &[([f64; 5], usize)], danger_cap: f64) -> Decision {
         .chain([never])
     {
         for b in (0..=80).map(|b| f64::from(b) * 0.05) {
-            let d = Decision {
-                thresholds: [never, never, never, never, f],
-                offsets: [0.0, 0.0, b, b, b],
-            };
+            let d = Decision::offset(b, f);
             let v = capped_cost(probs, &d, allowed);
             if best.as_ref().is_none_or(|(c, _)| v < c - 1e-9) {
                 best = Some((v, d));

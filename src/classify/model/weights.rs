@@ -158,6 +158,16 @@ impl Decision {
         }
     }
 
+    /// One offset for the three dangerous categories, and Financial also chosen outright at
+    /// `financial` (above 1: never); no other threshold. The form calibration fits.
+    pub fn offset(offset: f64, financial: f64) -> Decision {
+        let never = 1.01;
+        Decision {
+            thresholds: [never, never, never, never, financial],
+            offsets: [0.0, 0.0, offset, offset, offset],
+        }
+    }
+
     /// The category chosen for these probabilities: the first, from the most dangerous down,
     /// whose probability reaches its threshold; else the one of highest log-probability plus
     /// offset (the less dangerous on a tie).
