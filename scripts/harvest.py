@@ -25,6 +25,13 @@ HOME and the placeholders only), the server started without network (`--no-netwo
 install's time, and afterwards its install removed (unless --keep: moved aside at once and deleted by a
 background thread), so the disk does not fill.
 
+Two known drifts are tried again on their own, at most twice for a package: a server that
+fails on mcp 2's renamed API (its package does not bound `mcp`) gets `--with='mcp<2'`, and a
+release that needs a newer Python (pip: "Requires-Python >=3.N") gets the first of --python=3.12
+or 3.13 that meets it and is on this machine. The log's detail then starts with
+`[tried again with OPTIONS]`: add those options to the package's line, so the list says how
+the record was made.
+
 Resumable: the log (TSV: time, package, outcome, seconds, detail) keeps one line per attempt and
 a package whose last attempt has an outcome is skipped, unless --redo names that outcome.
 Outcomes: snapshot, needs-credentials, failed-to-start, not-a-server.
@@ -204,8 +211,67 @@ def deleter():
         shutil.rmtree(path, ignore_errors=True)
 
 
+# Known drift, tried again on its own: a package that does not pin `mcp` now gets mcp 2, which
+# renamed the v1 API its code imports; a release that needs a newer Python than this one.
+MCP2_DRIFT = re.compile(r"pin 'mcp<2'|No module named 'mcp\.server\.fastmcp'|cannot import name 'FastMCP'")
+NEWER_PYTHON = re.compile(r"require a different python version: .*?Requires-Python\s*>=\s*3\.(\d+)")
+LATER_PYTHONS = ("3.12", "3.13")
+
+
+def drift_fix(pkg, err):
+    """The package line's options with one known drift mended, or None when none applies."""
+    if pkg["registry"] != "pypi":
+        return None
+    if MCP2_DRIFT.search(err) and not any(re.match(r"\s*mcp\b", w) for w in pkg["with"]):
+        return dict(pkg, **{"with": pkg["with"] + ["mcp<2"]})
+    m = NEWER_PYTHON.search(err)
+    if m and not pkg["python"]:
+        need = int(m.group(1))
+        for v in LATER_PYTHONS:
+            if int(v.split(".")[1]) >= need and python_dir(v):
+                return dict(pkg, python=v)
+    return None
+
+
+def options_of(pkg):
+    """The list-line options that differ from a bare `pypi NAME==VERSION`, as written in a list."""
+    opts = [f"--python={pkg['python']}"] if pkg["python"] else []
+    return opts + [shlex.quote(f"--with={w}") for w in pkg["with"]]
+
+
 def run_one(pkg, a, network_off):
+    """Harvests one package; on a known drift (see drift_fix) tries again, at most twice, and
+    says in the detail which options it took."""
     start = time.time()
+    tried = pkg
+    rc, err = attempt(tried, a, network_off)
+    for _ in range(2):
+        if rc == 0:
+            break
+        fixed = drift_fix(tried, err)
+        if fixed is None:
+            break
+        tried = fixed
+        rc, err = attempt(tried, a, network_off)
+    last = [l for l in err.strip().splitlines() if l.strip()]
+    tail = last[-1] if last else ""
+    m = re.search(r"mcprisk: wrote .* \((snapshot), (\d+) tools\)$", tail)
+    if rc == 0 and m:
+        outcome, detail = "snapshot", f"{m.group(2)} tools"
+    elif rc == 1 and (m := re.search(r"mcprisk: wrote .* \((needs-credentials|failed-to-start): (.*)\)$", tail)):
+        outcome, detail = m.group(1), m.group(2)
+    elif "not an MCP server" in err:
+        outcome, detail = "not-a-server", tail
+    else:
+        outcome, detail = "failed-to-start", tail or f"exit {rc}"
+    if tried is not pkg:
+        detail = f"[tried again with {' '.join(options_of(tried))}] {detail}"
+    detail = re.sub(r"\s+", " ", detail).replace("\t", " ")[:600]
+    return pkg["spec"], outcome, time.time() - start, detail
+
+
+def attempt(pkg, a, network_off):
+    """One `mcprisk catalog add` of the package: its exit code and its stderr."""
     # A scratch directory named after the package, the same on every run: some servers put
     # their working directory into a tool's description.
     # (Named without the `+py` part, as it was before --python was part of the install's name.)
@@ -263,19 +329,7 @@ def run_one(pkg, a, network_off):
         shutil.rmtree(scratch, ignore_errors=True)
         if not a.keep:
             discard(install_dir(pkg))
-    last = [l for l in err.strip().splitlines() if l.strip()]
-    tail = last[-1] if last else ""
-    m = re.search(r"mcprisk: wrote .* \((snapshot), (\d+) tools\)$", tail)
-    if rc == 0 and m:
-        outcome, detail = "snapshot", f"{m.group(2)} tools"
-    elif rc == 1 and (m := re.search(r"mcprisk: wrote .* \((needs-credentials|failed-to-start): (.*)\)$", tail)):
-        outcome, detail = m.group(1), m.group(2)
-    elif "not an MCP server" in err:
-        outcome, detail = "not-a-server", tail
-    else:
-        outcome, detail = "failed-to-start", tail or f"exit {rc}"
-    detail = re.sub(r"\s+", " ", detail).replace("\t", " ")[:500]
-    return pkg["spec"], outcome, time.time() - start, detail
+    return rc, err
 
 
 def main():

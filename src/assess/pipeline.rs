@@ -300,7 +300,7 @@ pub fn assess_targets(
             eprintln!(
                 "mcprisk: {}: {}",
                 sanitize::one_line(&f.target.name, 60),
-                sanitize::one_line(why, 400)
+                sanitize::one_line_ends(why, 400)
             );
         }
         match f.list {
@@ -315,7 +315,7 @@ pub fn assess_targets(
                     eprintln!(
                         "mcprisk: {}: {}",
                         sanitize::one_line(&f.target.name, 60),
-                        sanitize::one_line(&e, 400)
+                        sanitize::one_line_ends(&e, 400)
                     );
                 }
                 raw_tools.push(Vec::new());

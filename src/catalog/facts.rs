@@ -10,6 +10,7 @@ use super::record::{
     Auth, AuthKind, AuthVariable, Identity, IdentityLevel, Package, Record, Unscanned,
 };
 use super::registry::{clean, some_clean};
+use crate::output::sanitize::cut_middle;
 use crate::targets::package::{pypi_normalize, repo_owner, Installed, Launch, Registry};
 
 /// How long a reason may be in a record.
@@ -346,7 +347,8 @@ pub fn clean_reason(msg: &str, i: &Installed) -> String {
     if let Some(home) = std::env::var_os("HOME").filter(|h| h.len() > 1) {
         s = s.replace(&home.to_string_lossy().into_owned(), "~");
     }
-    clean(&s, MAX_REASON)
+    // Cut in the middle: a traceback's last line says why it failed.
+    cut_middle(&clean(&s, usize::MAX), MAX_REASON)
 }
 
 fn strip_ansi(s: &str) -> String {

@@ -6,7 +6,7 @@ use crate::catalog::record::{Record, Snapshot};
 use crate::catalog::store::{self, file_name_for, parse_record, Catalog, Entry};
 use crate::cli::{AddArgs, CatalogCommand, RulesFormat};
 use crate::error::{Error, Result};
-use crate::output::sanitize::one_line;
+use crate::output::sanitize::{one_line, one_line_ends};
 use crate::output::{emit, io_err};
 use std::path::{Path, PathBuf};
 
@@ -531,7 +531,7 @@ fn add_package(args: &AddArgs) -> Result<u8> {
         eprintln!(
             "mcprisk: wrote {} ({})",
             path.display(),
-            one_line(&outcome, 300)
+            one_line_ends(&outcome, 450)
         );
     }
     Ok(code)

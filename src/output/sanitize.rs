@@ -125,6 +125,26 @@ pub fn one_line(s: &str, max: usize) -> String {
     out.trim_end().to_string()
 }
 
+/// Like [`one_line`], but a longer text keeps its start and its end around `…`: for error
+/// messages, whose end (a traceback's last line) usually says why.
+pub fn one_line_ends(s: &str, max: usize) -> String {
+    cut_middle(&one_line(s, usize::MAX), max)
+}
+
+/// A text of at most `max` characters: unchanged when it fits, else its first two fifths and
+/// its end around `…`.
+pub fn cut_middle(s: &str, max: usize) -> String {
+    let count = s.chars().count();
+    if count <= max {
+        return s.to_string();
+    }
+    let head_len = max * 2 / 5;
+    let tail_len = max.saturating_sub(head_len + 1);
+    let head: String = s.chars().take(head_len).collect();
+    let tail: String = s.chars().skip(count - tail_len).collect();
+    format!("{}…{}", head.trim_end(), tail.trim_start())
+}
+
 /// Escapes text for Markdown (inline, including GitHub table cells; not for the start of a
 /// line): the characters that start links, images, emphasis, code spans, strikethrough, math
 /// and URL autolinks, or split a table cell, are backslash-escaped, `<` `>` `&` become entities
@@ -269,6 +289,21 @@ mod tests {
         assert_eq!(e, "a\\u{001B}]0… (3 more characters)\n{}\n… (2 more lines)");
         let long = "[".repeat(100_000);
         assert!(message(&long).len() < 70_000);
+    }
+
+    #[test]
+    fn error_lines_keep_their_start_and_their_last_words() {
+        let long = format!(
+            "the server closed its output; Traceback: {} ModuleNotFoundError: No module named 'mcp.server.fastmcp'",
+            "File \"x.py\", line 5, in <module>\n".repeat(40)
+        );
+        let cut = one_line_ends(&long, 400);
+        assert!(cut.chars().count() <= 400);
+        assert!(cut.starts_with("the server closed its output; Traceback:"));
+        assert!(cut.ends_with("No module named 'mcp.server.fastmcp'"));
+        assert!(cut.contains('…') && !cut.contains('\n'));
+        assert_eq!(one_line_ends("short\u{1b}", 400), "short\\u{001B}");
+        assert_eq!(cut_middle("abcdefghij", 5), "ab…ij");
     }
 
     #[test]

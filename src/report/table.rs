@@ -4,7 +4,7 @@
 use super::Report;
 use crate::model::offers::Offers;
 use crate::model::{Category, Severity};
-use crate::output::sanitize::one_line;
+use crate::output::sanitize::{one_line, one_line_ends};
 use comfy_table::{presets, Cell, Color, ContentArrangement, Table};
 use std::io::Write;
 
@@ -30,7 +30,7 @@ pub fn write(report: &Report, out: &mut dyn Write, color: bool, width: u16) -> s
             server.tools.is_empty() && server.errors.iter().any(|e| e.location == "server");
         if scan_failed {
             for e in &server.errors {
-                writeln!(out, "Scan failed: {}", one_line(&e.message, 400))?;
+                writeln!(out, "Scan failed: {}", one_line_ends(&e.message, 400))?;
             }
         }
         let mut table = Table::new();
