@@ -305,6 +305,7 @@ fn settings_from(args: &[String]) -> train::Settings {
             "prune" => s.prune = v.parse().unwrap(),
             "draws" => s.calibration_draws = v.parse().unwrap(),
             "first_draw" => s.calibration_first_draw = v.parse().unwrap(),
+            "verdicts" => s.calibrate_on_verdicts = v == "1",
             "decision" => {
                 s.decision = match v {
                     "thresholds" => train::DecisionKind::Thresholds,

@@ -212,8 +212,9 @@ def deleter():
 
 
 # Known drift, tried again on its own: a package that does not pin `mcp` now gets mcp 2, which
-# renamed the v1 API its code imports; a release that needs a newer Python than this one.
-MCP2_DRIFT = re.compile(r"pin 'mcp<2'|No module named 'mcp\.server\.fastmcp'|cannot import name 'FastMCP'")
+# renamed the v1 API its code imports (FastMCP) and dropped the low-level server's decorators; a release that needs a newer Python than this one.
+MCP2_DRIFT = re.compile(r"pin 'mcp<2'|No module named 'mcp\.server\.fastmcp'|cannot import name 'FastMCP'"
+                        r"|'Server' object has no attribute '(?:list|call|get|read)_\w+'")
 NEWER_PYTHON = re.compile(r"require a different python version: .*?Requires-Python\s*>=\s*3\.(\d+)")
 LATER_PYTHONS = ("3.12", "3.13")
 

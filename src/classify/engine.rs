@@ -34,6 +34,25 @@ fn shown(confidence: f64) -> f64 {
     (confidence * 100.0).round() / 100.0
 }
 
+/// Whether the rules decide a tool alone (see [`RULES_DECIDE_FROM`]). Compared as verdicts
+/// show it, so a reader can tell which decided.
+fn rules_sure(rules: &RulePass) -> bool {
+    rules.decided
+        && shown(rules.confidence) >= RULES_DECIDE_FROM
+        && rules.category != Category::Write
+}
+
+/// A tool as training sees it: see [`Engine::model_view`].
+#[derive(Debug, Clone)]
+pub struct ModelView {
+    /// The model's feature keys.
+    pub keys: Vec<String>,
+    /// The rules' verdict when they decide alone; the model is not asked.
+    pub rules_decide: Option<Category>,
+    /// The most dangerous category a hard rule matched: the model's choice is raised to it.
+    pub floor: Option<Category>,
+}
+
 /// The evidence id of the learned model's part in a verdict.
 pub const MODEL_RULE: &str = "MR-M001";
 
@@ -549,6 +568,13 @@ impl Engine {
     /// The feature keys the model reads for a tool (its words and the rules' signals), for
     /// training and inspection.
     pub fn model_keys(&self, tool: &Tool) -> Vec<String> {
+        self.model_view(tool).keys
+    }
+
+    /// What training needs of a tool: the model's feature keys, and where the rules stand
+    /// (whether they decide alone, and the hard floor under the model's choice), so that a
+    /// decision can be fitted on the verdicts [`Engine::classify`] gives.
+    pub fn model_view(&self, tool: &Tool) -> ModelView {
         with_scratch(|s| {
             let features = Features::reusing(tool, std::mem::take(&mut s.features));
             let r = self.resolve(tool, &features, s);
@@ -570,11 +596,16 @@ impl Engine {
                 &mut Default::default(),
                 &mut keys,
             );
+            let view = ModelView {
+                keys,
+                rules_decide: rules_sure(&rules).then_some(rules.category),
+                floor: rules.floor.map(|(c, _)| c),
+            };
             s.matched = matched;
             s.candidates = candidates;
             s.give_back(r);
             s.features = features.recycle();
-            keys
+            view
         })
     }
 
@@ -590,11 +621,7 @@ impl Engine {
         matched: &[usize],
         s: &mut model::Scratch,
     ) -> Decision {
-        // Compared as verdicts show it, so a reader can tell which decided.
-        let rules_sure = rules.decided
-            && shown(rules.confidence) >= RULES_DECIDE_FROM
-            && rules.category != Category::Write;
-        let Some(model) = self.model.filter(|m| !m.is_empty() && !rules_sure) else {
+        let Some(model) = self.model.filter(|m| !m.is_empty() && !rules_sure(rules)) else {
             return Decision {
                 category: rules.category,
                 confidence: rules.confidence,

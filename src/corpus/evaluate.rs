@@ -15,10 +15,13 @@ pub const CALIBRATION_FOLDS: usize = 5;
 
 /// A tool's training example: its feature keys (words and the rules' signals) and its label.
 pub fn example(rules: &Engine, server: &str, t: &Labelled) -> Example {
+    let view = rules.model_view(&t.tool);
     Example {
         server: server.to_string(),
-        keys: rules.model_keys(&t.tool),
+        keys: view.keys,
         label: t.label.category,
+        rules_decide: view.rules_decide,
+        floor: view.floor,
     }
 }
 
@@ -113,7 +116,36 @@ pub fn calibrate(examples: &[Example], settings: Settings) -> (f64, Decision) {
         .iter()
         .map(|(z, y)| (softmax(*z, temperature), *y))
         .collect();
-    (temperature, fit_decision(&probs, settings))
+    let draws = settings.calibration_draws.max(1);
+    let standing: Vec<Standing> = examples
+        .iter()
+        .map(|e| match settings.calibrate_on_verdicts {
+            true => Standing {
+                rules_decide: e.rules_decide,
+                floor: e.floor,
+            },
+            false => Standing::default(),
+        })
+        .cycle()
+        .take(examples.len() * draws)
+        .collect();
+    (temperature, fit_decision(&probs, &standing, settings))
+}
+
+/// Where the rules stand on a tool in the decision's fit (see `Settings::calibrate_on_verdicts`):
+/// nothing, by default.
+#[derive(Debug, Clone, Copy, Default)]
+struct Standing {
+    rules_decide: Option<Category>,
+    floor: Option<Category>,
+}
+
+impl Standing {
+    /// The verdict that ships when the model would choose `model`.
+    fn verdict(&self, model: Category) -> Category {
+        self.rules_decide
+            .unwrap_or_else(|| self.floor.map_or(model, |f| f.max(model)))
+    }
 }
 
 fn hashes_of(keys: &[String]) -> Vec<u64> {
@@ -156,11 +188,16 @@ pub const DANGER_COST: f64 = 2.0;
 
 /// The mistakes `d` makes on `probs` (missing a Financial tool counts twice), plus a thousand
 /// for each dangerous tool called Read or Write beyond `allowed`.
-fn capped_cost(probs: &[([f64; 5], usize)], d: &Decision, allowed: f64) -> f64 {
+fn capped_cost(
+    probs: &[([f64; 5], usize)],
+    standing: &[Standing],
+    d: &Decision,
+    allowed: f64,
+) -> f64 {
     let (mut mistakes, mut benign) = (0.0, 0.0);
-    for (p, y) in probs {
+    for ((p, y), st) in probs.iter().zip(standing) {
         let label = Category::ALL[*y];
-        let chosen = d.choose(p);
+        let chosen = st.verdict(d.choose(p));
         if chosen != label {
             mistakes += if label == Category::Financial {
                 2.0
@@ -186,15 +223,19 @@ fn allowed(probs: &[([f64; 5], usize)], danger_cap: f64) -> f64 {
 
 /// Fits how probabilities become a category, by `settings.decision` (or takes
 /// `settings.fixed_decision` as it is).
-fn fit_decision(probs: &[([f64; 5], usize)], settings: Settings) -> Decision {
+fn fit_decision(
+    probs: &[([f64; 5], usize)],
+    standing: &[Standing],
+    settings: Settings,
+) -> Decision {
     if let Some((offset, financial)) = settings.fixed_decision {
         return Decision::offset(offset, financial);
     }
     match settings.decision {
         DecisionKind::Thresholds => {
-            Decision::thresholds(fit_thresholds(probs, settings.danger_cap))
+            Decision::thresholds(fit_thresholds(probs, standing, settings.danger_cap))
         }
-        DecisionKind::Offsets => fit_offsets(probs, settings.danger_cap),
+        DecisionKind::Offsets => fit_offsets(probs, standing, settings.danger_cap),
     }
 }
 
@@ -206,7 +247,7 @@ fn fit_decision(probs: &[([f64; 5], usize)], settings: Settings) -> Decision {
 /// but a benign one is far likelier. (A second offset, for Write, was tried: in
 /// cross-validation 12,440 tools right against 12,408, but 258 dangerous tools let through
 /// against 254.)
-fn fit_offsets(probs: &[([f64; 5], usize)], danger_cap: f64) -> Decision {
+fn fit_offsets(probs: &[([f64; 5], usize)], standing: &[Standing], danger_cap: f64) -> Decision {
     let allowed = allowed(probs, danger_cap);
     let never = 1.01;
     let mut best: Option<(f64, Decision)> = None;
@@ -217,7 +258,7 @@ fn fit_offsets(probs: &[([f64; 5], usize)], danger_cap: f64) -> Decision {
     {
         for b in (0..=80).map(|b| f64::from(b) * 0.05) {
             let d = Decision::offset(b, f);
-            let v = capped_cost(probs, &d, allowed);
+            let v = capped_cost(probs, standing, &d, allowed);
             if best.as_ref().is_none_or(|(c, _)| v < c - 1e-9) {
                 best = Some((v, d));
             }
@@ -233,9 +274,10 @@ fn fit_offsets(probs: &[([f64; 5], usize)], danger_cap: f64) -> Decision {
 /// which decide between the benign and the dangerous side, are moved together on a grid of
 /// 0.02; Destructive and Financial keep theirs (moving them too found other fits as good that
 /// flipped twice as many verdicts).
-fn fit_thresholds(probs: &[([f64; 5], usize)], danger_cap: f64) -> [f64; 5] {
+fn fit_thresholds(probs: &[([f64; 5], usize)], standing: &[Standing], danger_cap: f64) -> [f64; 5] {
     let allowed = allowed(probs, danger_cap);
-    let cost = |t: &[f64; 5]| -> f64 { capped_cost(probs, &Decision::thresholds(*t), allowed) };
+    let cost =
+        |t: &[f64; 5]| -> f64 { capped_cost(probs, standing, &Decision::thresholds(*t), allowed) };
     let t = cost_thresholds(probs);
     let mut best = (cost(&t), t);
     for w in (5..=101).step_by(2) {
@@ -502,7 +544,8 @@ mod tests {
         let mut probs = many(100, [0.75, 0.0, 0.25, 0.0, 0.0], Category::Execute);
         probs.extend(many(300, [0.9, 0.0, 0.1, 0.0, 0.0], Category::Read));
         probs.extend(many(120, [0.75, 0.0, 0.25, 0.0, 0.0], Category::Read));
-        let d = fit_offsets(&probs, 0.125);
+        let none = vec![Standing::default(); probs.len()];
+        let d = fit_offsets(&probs, &none, 0.125);
         assert_eq!(
             d.choose(&[0.75, 0.0, 0.25, 0.0, 0.0]),
             Category::Execute,
@@ -515,7 +558,7 @@ mod tests {
             "{d:?}"
         );
         // With no cap to meet, the 120 unsure Reads outweigh the 100 Executes.
-        let free = fit_offsets(&probs, 1.0);
+        let free = fit_offsets(&probs, &none, 1.0);
         assert_eq!(
             free.choose(&[0.75, 0.0, 0.25, 0.0, 0.0]),
             Category::Read,
@@ -532,11 +575,50 @@ mod tests {
             fixed_decision: Some((0.0, 0.3)),
             ..Settings::default()
         };
-        let d = fit_decision(&probs, settings);
+        let d = fit_decision(&probs, &vec![Standing::default(); probs.len()], settings);
         assert_eq!(d.offsets, [0.0; 5]);
         assert_eq!(d.thresholds[Category::Financial as usize], 0.3);
         assert_eq!(d.choose(&[0.75, 0.0, 0.25, 0.0, 0.0]), Category::Read);
         // Financial outright at its threshold, though Read is likelier.
         assert_eq!(d.choose(&[0.65, 0.0, 0.0, 0.0, 0.35]), Category::Financial);
+    }
+
+    #[test]
+    fn on_verdicts_the_fit_counts_what_the_rules_decide_as_they_decide_it() {
+        // The same 100 half-missed Executes and 120 unsure Reads, but the rules decide 95 of
+        // the Executes alone (rightly): the 5 left are within the 12 misses the cap allows,
+        // so no offset is needed, and the 120 unsure Reads stay Read.
+        let mut probs = many(100, [0.75, 0.0, 0.25, 0.0, 0.0], Category::Execute);
+        probs.extend(many(300, [0.9, 0.0, 0.1, 0.0, 0.0], Category::Read));
+        probs.extend(many(120, [0.75, 0.0, 0.25, 0.0, 0.0], Category::Read));
+        let mut standing = vec![Standing::default(); probs.len()];
+        for st in &mut standing[..95] {
+            st.rules_decide = Some(Category::Execute);
+        }
+        let d = fit_offsets(&probs, &standing, 0.125);
+        assert_eq!(
+            d.choose(&[0.75, 0.0, 0.25, 0.0, 0.0]),
+            Category::Read,
+            "{d:?}"
+        );
+        // Without the rules' standing the same predictions need the offset (see above).
+        let none = vec![Standing::default(); probs.len()];
+        let blind = fit_offsets(&probs, &none, 0.125);
+        assert_eq!(
+            blind.choose(&[0.75, 0.0, 0.25, 0.0, 0.0]),
+            Category::Execute
+        );
+        // A floor raises the model's choice; the rules' own verdict stands whatever it is.
+        let floored = Standing {
+            rules_decide: None,
+            floor: Some(Category::Destructive),
+        };
+        assert_eq!(floored.verdict(Category::Read), Category::Destructive);
+        assert_eq!(floored.verdict(Category::Financial), Category::Financial);
+        let ruled = Standing {
+            rules_decide: Some(Category::Read),
+            floor: None,
+        };
+        assert_eq!(ruled.verdict(Category::Execute), Category::Read);
     }
 }
