@@ -8,6 +8,7 @@
 //!     cargo run --release --example model -- test          the frozen test split's figures (report them; never tune on them)
 //!     cargo run --release --example model -- score DIR     the shipped engine on every server of another labelled set
 //!                                                          (laid out as catalog/corpus is), e.g. one labelled before it joins
+//!     cargo run --release --example model -- held          every held set in catalog/corpus/held scored so, and their sum
 //!
 //! `scripts/train-model.sh` runs `train`.
 
@@ -190,6 +191,48 @@ fn main() -> ExitCode {
             scored.extend(evaluate::score_split(&other, &engine, true));
             report(&format!("{dir}, every server"), &scored, &other);
         }
+        Some("held") => {
+            // Every held set (catalog/corpus/held/*), scored as `score` scores one, a row each
+            // and their sum: the counts a rule written before measuring a change compares.
+            let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("catalog/corpus/held");
+            let mut sets: Vec<_> = std::fs::read_dir(&root)
+                .expect("catalog/corpus/held")
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.is_dir())
+                .collect();
+            sets.sort();
+            let engine = Engine::new(RuleFile::embedded());
+            let mut sum = [0usize; 8];
+            for dir in &sets {
+                let held = match Corpus::load(dir) {
+                    Ok(c) => c,
+                    Err(e) => {
+                        eprintln!("{}: {e}", dir.display());
+                        return ExitCode::from(2);
+                    }
+                };
+                let mut scored = evaluate::score_split(&held, &engine, false);
+                scored.extend(evaluate::score_split(&held, &engine, true));
+                let f = evaluate::Figures::of(&scored);
+                let row = spread_row(&f);
+                let counts = [
+                    f.tools,
+                    row[0],
+                    row[1],
+                    row[2],
+                    f.dangerous,
+                    row[3],
+                    f.financial,
+                    row[4],
+                ];
+                let name = dir.file_name().map(|n| n.to_string_lossy().into_owned());
+                out!("{:<6}{}", name.unwrap_or_default(), held_row(&counts));
+                for (s, c) in sum.iter_mut().zip(counts) {
+                    *s += c;
+                }
+            }
+            out!("{:<6}{}", "all", held_row(&sum));
+        }
         Some("speed") => {
             // Tools a second, rules alone and rules with the model, best of 40 passes.
             let tools: Vec<_> = corpus
@@ -350,6 +393,15 @@ fn spread_row(f: &evaluate::Figures) -> [usize; 5] {
         c[4][4],
         cost as usize,
     ]
+}
+
+/// One row of `held`: tools, right, severity right, dangerous let through of all dangerous,
+/// Financial found of all Financial, mistake cost.
+fn held_row(c: &[usize; 8]) -> String {
+    format!(
+        "{} tools: right {}, severity {}, dangerous let through {} of {}, Financial found {} of {}, cost {}",
+        c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]
+    )
 }
 
 fn report(title: &str, scored: &[Scored], corpus: &Corpus) {
