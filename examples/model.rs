@@ -349,6 +349,7 @@ fn settings_from(args: &[String]) -> train::Settings {
             "draws" => s.calibration_draws = v.parse().unwrap(),
             "first_draw" => s.calibration_first_draw = v.parse().unwrap(),
             "verdicts" => s.calibrate_on_verdicts = v == "1",
+            "stance" => s.stance_offsets = v == "1",
             "decision" => {
                 s.decision = match v {
                     "thresholds" => train::DecisionKind::Thresholds,

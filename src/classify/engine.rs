@@ -47,6 +47,8 @@ fn rules_sure(rules: &RulePass) -> bool {
 pub struct ModelView {
     /// The model's feature keys.
     pub keys: Vec<String>,
+    /// The rules' verdict, when some rule decided.
+    pub rules_verdict: Option<Category>,
     /// The rules' verdict when they decide alone; the model is not asked.
     pub rules_decide: Option<Category>,
     /// The most dangerous category a hard rule matched: the model's choice is raised to it.
@@ -598,6 +600,7 @@ impl Engine {
             );
             let view = ModelView {
                 keys,
+                rules_verdict: rules.decided.then_some(rules.category),
                 rules_decide: rules_sure(&rules).then_some(rules.category),
                 floor: rules.floor.map(|(c, _)| c),
             };
@@ -639,7 +642,8 @@ impl Engine {
             modes: &modes,
         };
         let p = model.predict(tool, f, signals, s);
-        let mut category = model.choose(&p);
+        let stance = model::weights::Stance::of(rules.decided.then_some(rules.category));
+        let mut category = model.choose_in(&p, stance);
         let mut confidence = p.p(category);
         if let Some((hard, weight)) = rules.floor.filter(|(c, _)| *c > category) {
             category = hard;

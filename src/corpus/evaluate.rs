@@ -3,7 +3,7 @@
 
 use crate::classify::engine::{MODEL_RULE, NOTHING_DECIDED};
 use crate::classify::model::train::{self, DecisionKind, Example, Settings};
-use crate::classify::model::weights::{self, softmax, Decision, ModelText};
+use crate::classify::model::weights::{self, softmax, Decision, ModelText, Stance};
 use crate::classify::model::{tokens, Model};
 use crate::classify::Engine;
 use crate::corpus::{Corpus, Labelled};
@@ -20,6 +20,7 @@ pub fn example(rules: &Engine, server: &str, t: &Labelled) -> Example {
         server: server.to_string(),
         keys: view.keys,
         label: t.label.category,
+        rules_verdict: view.rules_verdict,
         rules_decide: view.rules_decide,
         floor: view.floor,
     }
@@ -119,12 +120,19 @@ pub fn calibrate(examples: &[Example], settings: Settings) -> (f64, Decision) {
     let draws = settings.calibration_draws.max(1);
     let standing: Vec<Standing> = examples
         .iter()
-        .map(|e| match settings.calibrate_on_verdicts {
-            true => Standing {
-                rules_decide: e.rules_decide,
-                floor: e.floor,
-            },
-            false => Standing::default(),
+        .map(|e| {
+            let stance = Stance::of(e.rules_verdict);
+            match settings.calibrate_on_verdicts {
+                true => Standing {
+                    rules_decide: e.rules_decide,
+                    floor: e.floor,
+                    stance,
+                },
+                false => Standing {
+                    stance,
+                    ..Standing::default()
+                },
+            }
         })
         .cycle()
         .take(examples.len() * draws)
@@ -134,10 +142,22 @@ pub fn calibrate(examples: &[Example], settings: Settings) -> (f64, Decision) {
 
 /// Where the rules stand on a tool in the decision's fit (see `Settings::calibrate_on_verdicts`):
 /// nothing, by default.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy)]
 struct Standing {
     rules_decide: Option<Category>,
     floor: Option<Category>,
+    /// The group of its stance offset (see `Settings::stance_offsets`).
+    stance: Stance,
+}
+
+impl Default for Standing {
+    fn default() -> Standing {
+        Standing {
+            rules_decide: None,
+            floor: None,
+            stance: Stance::Other,
+        }
+    }
 }
 
 impl Standing {
@@ -197,7 +217,7 @@ fn capped_cost(
     let (mut mistakes, mut benign) = (0.0, 0.0);
     for ((p, y), st) in probs.iter().zip(standing) {
         let label = Category::ALL[*y];
-        let chosen = st.verdict(d.choose(p));
+        let chosen = st.verdict(d.choose_in(p, st.stance));
         if chosen != label {
             mistakes += if label == Category::Financial {
                 2.0
@@ -235,8 +255,76 @@ fn fit_decision(
         DecisionKind::Thresholds => {
             Decision::thresholds(fit_thresholds(probs, standing, settings.danger_cap))
         }
+        DecisionKind::Offsets if settings.stance_offsets => {
+            fit_stance_offsets(probs, standing, settings.danger_cap)
+        }
         DecisionKind::Offsets => fit_offsets(probs, standing, settings.danger_cap),
     }
+}
+
+/// Like [`fit_offsets`], with one offset per [`Stance`] under the one cap: for each Financial
+/// threshold and each weight `lambda` of a dangerous tool let through, each stance takes the
+/// offset of least mistakes + lambda * let-through on its own tools (the groups do not
+/// interact), and the pair (threshold, lambda) whose total meets the cap at the least mistake
+/// cost wins. (Lagrangian relaxation of the cap: it finds the allocations on the convex hull
+/// of each stance's trade, which a grid of three offsets at once would take 81^3 steps for.)
+fn fit_stance_offsets(
+    probs: &[([f64; 5], usize)],
+    standing: &[Standing],
+    danger_cap: f64,
+) -> Decision {
+    let allowed = allowed(probs, danger_cap);
+    let never = 1.01;
+    let offsets: Vec<f64> = (0..=80).map(|b| f64::from(b) * 0.05).collect();
+    let financials = (3..=61)
+        .step_by(2)
+        .map(|f| f64::from(f) * 0.01)
+        .chain([never]);
+    let mut best: Option<(f64, Decision)> = None;
+    for f in financials {
+        // (mistakes, let through) of each stance at each offset.
+        let mut table = [[(0.0f64, 0.0f64); 81]; 3];
+        for (i, &b) in offsets.iter().enumerate() {
+            let d = Decision::offset(b, f);
+            for ((p, y), st) in probs.iter().zip(standing) {
+                let label = Category::ALL[*y];
+                let chosen = st.verdict(d.choose(p));
+                let cell = &mut table[st.stance as usize][i];
+                if chosen != label {
+                    cell.0 += if label == Category::Financial {
+                        2.0
+                    } else {
+                        1.0
+                    };
+                }
+                if label >= Category::Execute && chosen <= Category::Write {
+                    cell.1 += 1.0;
+                }
+            }
+        }
+        for l in (0..=600).map(|l| f64::from(l) * 0.05) {
+            let mut pick = [0usize; 3];
+            let (mut mistakes, mut let_through) = (0.0, 0.0);
+            for (g, row) in table.iter().enumerate() {
+                let i = (0..row.len())
+                    .min_by(|&a, &b| {
+                        (row[a].0 + l * row[a].1).total_cmp(&(row[b].0 + l * row[b].1))
+                    })
+                    .unwrap_or(0);
+                pick[g] = i;
+                mistakes += row[i].0;
+                let_through += row[i].1;
+            }
+            let v = mistakes + 1000.0 * (let_through - allowed).max(0.0);
+            if best.as_ref().is_none_or(|(c, _)| v < c - 1e-9) {
+                let o = pick.map(|i| offsets[i]);
+                let mut d = Decision::offset(o[Stance::Other as usize], f);
+                d.stance_offsets = Some(o);
+                best = Some((v, d));
+            }
+        }
+    }
+    best.expect("the grid is not empty").1
 }
 
 /// A Financial threshold (0.03 to 0.61, or none) and one offset for the three dangerous
@@ -610,15 +698,46 @@ mod tests {
         );
         // A floor raises the model's choice; the rules' own verdict stands whatever it is.
         let floored = Standing {
-            rules_decide: None,
             floor: Some(Category::Destructive),
+            ..Standing::default()
         };
         assert_eq!(floored.verdict(Category::Read), Category::Destructive);
         assert_eq!(floored.verdict(Category::Financial), Category::Financial);
         let ruled = Standing {
             rules_decide: Some(Category::Read),
-            floor: None,
+            ..Standing::default()
         };
         assert_eq!(ruled.verdict(Category::Execute), Category::Read);
+    }
+
+    #[test]
+    fn stance_offsets_spend_the_cap_where_it_costs_least() {
+        // Where the rules are silent, 180 half-missed Executes among 10 Reads as unsure; where
+        // they say Write, 20 among 300. The cap allows 25 of the 200 through: one offset must
+        // weigh every unsure tool up (310 Reads wrong); by stance, only the silent ones are
+        // (10 wrong, and the 20 let through are within the cap).
+        let unsure = [0.75, 0.0, 0.25, 0.0, 0.0];
+        let mut probs = many(180, unsure, Category::Execute);
+        probs.extend(many(10, unsure, Category::Read));
+        probs.extend(many(20, unsure, Category::Execute));
+        probs.extend(many(300, unsure, Category::Read));
+        let standing: Vec<Standing> = (0..probs.len())
+            .map(|i| Standing {
+                stance: if i < 190 {
+                    Stance::Silent
+                } else {
+                    Stance::Write
+                },
+                ..Standing::default()
+            })
+            .collect();
+        let one = fit_offsets(&probs, &standing, 0.125);
+        assert_eq!(one.choose_in(&unsure, Stance::Write), Category::Execute);
+        let by_stance = fit_stance_offsets(&probs, &standing, 0.125);
+        assert_eq!(
+            by_stance.choose_in(&unsure, Stance::Silent),
+            Category::Execute
+        );
+        assert_eq!(by_stance.choose_in(&unsure, Stance::Write), Category::Read);
     }
 }

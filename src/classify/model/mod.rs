@@ -89,6 +89,11 @@ impl Model {
         self.table.decision.choose(&p.probabilities)
     }
 
+    /// [`Model::choose`] for a tool on which the rules stand so (see [`weights::Stance`]).
+    pub fn choose_in(&self, p: &Prediction, stance: weights::Stance) -> Category {
+        self.table.decision.choose_in(&p.probabilities, stance)
+    }
+
     /// True when the model knows no feature (no corpus yet).
     pub fn is_empty(&self) -> bool {
         self.table.is_empty()

@@ -42,6 +42,7 @@ impl ModelText {
         self.decision = Decision {
             thresholds: self.decision.thresholds.map(round4),
             offsets: self.decision.offsets.map(round4),
+            stance_offsets: self.decision.stance_offsets.map(|o| o.map(round4)),
         };
         self.bias = self.bias.map(round4);
         self.weights = std::mem::take(&mut self.weights)
@@ -147,6 +148,32 @@ pub struct Decision {
     /// likeliest is taken, so a dangerous category can win against a likelier benign one
     /// without its probability being changed (confidences stay calibrated).
     pub offsets: [f64; K],
+    /// For experiments (`model cv stance=1`): the dangerous categories' offset by where the
+    /// rules stand on the tool ([`Stance`]: silent, Write, another verdict), in place of
+    /// `offsets` when [`Decision::choose_in`] is told the stance. Not in the weights' text.
+    pub stance_offsets: Option<[f64; 3]>,
+}
+
+/// Where the rules stand on a tool the model decides: the group a stance offset belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stance {
+    /// No rule decided ("Write by caution").
+    Silent = 0,
+    /// The rules' verdict is Write.
+    Write = 1,
+    /// The rules' verdict is another category.
+    Other = 2,
+}
+
+impl Stance {
+    /// The stance of the rules' verdict (`None`: no rule decided).
+    pub fn of(verdict: Option<Category>) -> Stance {
+        match verdict {
+            None => Stance::Silent,
+            Some(Category::Write) => Stance::Write,
+            Some(_) => Stance::Other,
+        }
+    }
 }
 
 impl Decision {
@@ -155,6 +182,23 @@ impl Decision {
         Decision {
             thresholds,
             offsets: [0.0; K],
+            stance_offsets: None,
+        }
+    }
+
+    /// [`Decision::choose`], with the stance's own offset when there are stance offsets.
+    pub fn choose_in(&self, p: &[f64; K], stance: Stance) -> Category {
+        match self.stance_offsets {
+            Some(o) => {
+                let b = o[stance as usize];
+                Decision {
+                    offsets: [0.0, 0.0, b, b, b],
+                    stance_offsets: None,
+                    ..*self
+                }
+                .choose(p)
+            }
+            None => self.choose(p),
         }
     }
 
@@ -165,6 +209,7 @@ impl Decision {
         Decision {
             thresholds: [never, never, never, never, financial],
             offsets: [0.0, 0.0, offset, offset, offset],
+            stance_offsets: None,
         }
     }
 
@@ -406,6 +451,7 @@ mod tests {
             decision: Decision {
                 thresholds: [0.5, 0.45, 0.4, 0.35, 0.3],
                 offsets: [0.0, -0.25, 1.5, 1.5, 1.5],
+                stance_offsets: None,
             },
             bias: [0.1, -0.2, 0.0, 0.3, -1.0],
             weights: vec![
@@ -425,6 +471,7 @@ mod tests {
         let up = Decision {
             thresholds: never,
             offsets: [0.0, 0.0, 1.4, 1.4, 1.4],
+            stance_offsets: None,
         };
         // Execute a quarter as likely as Read and more: weighed up (e^1.4 is about 4), it wins.
         assert_eq!(up.choose(&[0.7, 0.1, 0.2, 0.0, 0.0]), Category::Execute);
@@ -445,6 +492,18 @@ mod tests {
         );
         // A probability of zero is no error: it never wins.
         assert_eq!(up.choose(&[0.0, 1.0, 0.0, 0.0, 0.0]), Category::Write);
+        // Stance offsets: the same prediction weighed up where the rules are silent only.
+        let staged = Decision {
+            stance_offsets: Some([1.4, 0.0, 0.0]),
+            ..up
+        };
+        let p = [0.7, 0.1, 0.2, 0.0, 0.0];
+        assert_eq!(staged.choose_in(&p, Stance::Silent), Category::Execute);
+        assert_eq!(staged.choose_in(&p, Stance::Write), Category::Read);
+        assert_eq!(up.choose_in(&p, Stance::Write), Category::Execute);
+        assert_eq!(Stance::of(Some(Category::Write)), Stance::Write);
+        assert_eq!(Stance::of(None), Stance::Silent);
+        assert_eq!(Stance::of(Some(Category::Read)), Stance::Other);
     }
 
     #[test]
