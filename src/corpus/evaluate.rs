@@ -255,9 +255,12 @@ fn fit_decision(
         DecisionKind::Thresholds => {
             Decision::thresholds(fit_thresholds(probs, standing, settings.danger_cap))
         }
-        DecisionKind::Offsets if settings.stance_offsets => {
-            fit_stance_offsets(probs, standing, settings.danger_cap)
-        }
+        DecisionKind::Offsets if settings.stance_offsets => fit_stance_offsets(
+            probs,
+            standing,
+            settings.danger_cap,
+            settings.stance_financial,
+        ),
         DecisionKind::Offsets => fit_offsets(probs, standing, settings.danger_cap),
     }
 }
@@ -272,24 +275,25 @@ fn fit_stance_offsets(
     probs: &[([f64; 5], usize)],
     standing: &[Standing],
     danger_cap: f64,
+    financial_by_stance: bool,
 ) -> Decision {
     let allowed = allowed(probs, danger_cap);
     let never = 1.01;
     let offsets: Vec<f64> = (0..=80).map(|b| f64::from(b) * 0.05).collect();
-    let financials = (3..=61)
+    let financials: Vec<f64> = (3..=61)
         .step_by(2)
         .map(|f| f64::from(f) * 0.01)
-        .chain([never]);
-    let mut best: Option<(f64, Decision)> = None;
-    for f in financials {
-        // (mistakes, let through) of each stance at each offset.
-        let mut table = [[(0.0f64, 0.0f64); 81]; 3];
+        .chain([never])
+        .collect();
+    // (mistakes, let through) of each stance at each Financial threshold and offset.
+    let mut table = vec![[[(0.0f64, 0.0f64); 81]; 3]; financials.len()];
+    for (fi, &f) in financials.iter().enumerate() {
         for (i, &b) in offsets.iter().enumerate() {
             let d = Decision::offset(b, f);
             for ((p, y), st) in probs.iter().zip(standing) {
                 let label = Category::ALL[*y];
                 let chosen = st.verdict(d.choose(p));
-                let cell = &mut table[st.stance as usize][i];
+                let cell = &mut table[fi][st.stance as usize][i];
                 if chosen != label {
                     cell.0 += if label == Category::Financial {
                         2.0
@@ -302,24 +306,37 @@ fn fit_stance_offsets(
                 }
             }
         }
+    }
+    // The Financial thresholds a stance may take: one shared (tried in turn), or its own.
+    let shared: Vec<Vec<usize>> = (0..financials.len()).map(|fi| vec![fi]).collect();
+    let own = vec![(0..financials.len()).collect::<Vec<usize>>()];
+    let mut best: Option<(f64, Decision)> = None;
+    for allowed_f in if financial_by_stance { &own } else { &shared } {
         for l in (0..=600).map(|l| f64::from(l) * 0.05) {
-            let mut pick = [0usize; 3];
+            let mut pick = [(0usize, 0usize); 3];
             let (mut mistakes, mut let_through) = (0.0, 0.0);
-            for (g, row) in table.iter().enumerate() {
-                let i = (0..row.len())
-                    .min_by(|&a, &b| {
-                        (row[a].0 + l * row[a].1).total_cmp(&(row[b].0 + l * row[b].1))
-                    })
-                    .unwrap_or(0);
-                pick[g] = i;
-                mistakes += row[i].0;
-                let_through += row[i].1;
+            for (g, choice) in pick.iter_mut().enumerate() {
+                let value = |(fi, i): (usize, usize)| {
+                    let (m, t) = table[fi][g][i];
+                    m + l * t
+                };
+                *choice = allowed_f
+                    .iter()
+                    .flat_map(|&fi| (0..offsets.len()).map(move |i| (fi, i)))
+                    .min_by(|&a, &b| value(a).total_cmp(&value(b)))
+                    .unwrap_or((0, 0));
+                let (m, t) = table[choice.0][g][choice.1];
+                mistakes += m;
+                let_through += t;
             }
             let v = mistakes + 1000.0 * (let_through - allowed).max(0.0);
             if best.as_ref().is_none_or(|(c, _)| v < c - 1e-9) {
-                let o = pick.map(|i| offsets[i]);
-                let mut d = Decision::offset(o[Stance::Other as usize], f);
+                let o = pick.map(|(_, i)| offsets[i]);
+                let f = pick.map(|(fi, _)| financials[fi]);
+                let other = Stance::Other as usize;
+                let mut d = Decision::offset(o[other], f[other]);
                 d.stance_offsets = Some(o);
+                d.stance_financial = financial_by_stance.then_some(f);
                 best = Some((v, d));
             }
         }
@@ -733,7 +750,7 @@ mod tests {
             .collect();
         let one = fit_offsets(&probs, &standing, 0.125);
         assert_eq!(one.choose_in(&unsure, Stance::Write), Category::Execute);
-        let by_stance = fit_stance_offsets(&probs, &standing, 0.125);
+        let by_stance = fit_stance_offsets(&probs, &standing, 0.125, false);
         assert_eq!(
             by_stance.choose_in(&unsure, Stance::Silent),
             Category::Execute

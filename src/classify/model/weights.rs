@@ -43,6 +43,7 @@ impl ModelText {
             thresholds: self.decision.thresholds.map(round4),
             offsets: self.decision.offsets.map(round4),
             stance_offsets: self.decision.stance_offsets.map(|o| o.map(round4)),
+            stance_financial: self.decision.stance_financial.map(|o| o.map(round4)),
         };
         self.bias = self.bias.map(round4);
         self.weights = std::mem::take(&mut self.weights)
@@ -152,6 +153,9 @@ pub struct Decision {
     /// rules stand on the tool ([`Stance`]: silent, Write, another verdict), in place of
     /// `offsets` when [`Decision::choose_in`] is told the stance. Not in the weights' text.
     pub stance_offsets: Option<[f64; 3]>,
+    /// For experiments (`model cv stance=2`): the Financial threshold by stance as well. Not
+    /// in the weights' text either.
+    pub stance_financial: Option<[f64; 3]>,
 }
 
 /// Where the rules stand on a tool the model decides: the group a stance offset belongs to.
@@ -183,6 +187,7 @@ impl Decision {
             thresholds,
             offsets: [0.0; K],
             stance_offsets: None,
+            stance_financial: None,
         }
     }
 
@@ -191,10 +196,15 @@ impl Decision {
         match self.stance_offsets {
             Some(o) => {
                 let b = o[stance as usize];
+                let mut thresholds = self.thresholds;
+                if let Some(f) = self.stance_financial {
+                    thresholds[Category::Financial as usize] = f[stance as usize];
+                }
                 Decision {
+                    thresholds,
                     offsets: [0.0, 0.0, b, b, b],
                     stance_offsets: None,
-                    ..*self
+                    stance_financial: None,
                 }
                 .choose(p)
             }
@@ -210,6 +220,7 @@ impl Decision {
             thresholds: [never, never, never, never, financial],
             offsets: [0.0, 0.0, offset, offset, offset],
             stance_offsets: None,
+            stance_financial: None,
         }
     }
 
@@ -452,6 +463,7 @@ mod tests {
                 thresholds: [0.5, 0.45, 0.4, 0.35, 0.3],
                 offsets: [0.0, -0.25, 1.5, 1.5, 1.5],
                 stance_offsets: None,
+                stance_financial: None,
             },
             bias: [0.1, -0.2, 0.0, 0.3, -1.0],
             weights: vec![
@@ -472,6 +484,7 @@ mod tests {
             thresholds: never,
             offsets: [0.0, 0.0, 1.4, 1.4, 1.4],
             stance_offsets: None,
+            stance_financial: None,
         };
         // Execute a quarter as likely as Read and more: weighed up (e^1.4 is about 4), it wins.
         assert_eq!(up.choose(&[0.7, 0.1, 0.2, 0.0, 0.0]), Category::Execute);
@@ -504,6 +517,14 @@ mod tests {
         assert_eq!(Stance::of(Some(Category::Write)), Stance::Write);
         assert_eq!(Stance::of(None), Stance::Silent);
         assert_eq!(Stance::of(Some(Category::Read)), Stance::Other);
+        // And a Financial threshold by stance: outright at 0.05 where the rules are silent only.
+        let money = Decision {
+            stance_financial: Some([0.05, 1.01, 1.01]),
+            ..staged
+        };
+        let q = [0.9, 0.04, 0.0, 0.0, 0.06];
+        assert_eq!(money.choose_in(&q, Stance::Silent), Category::Financial);
+        assert_eq!(money.choose_in(&q, Stance::Write), Category::Read);
     }
 
     #[test]
