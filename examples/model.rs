@@ -187,8 +187,7 @@ fn main() -> ExitCode {
                 }
             };
             let engine = Engine::new(RuleFile::embedded());
-            let mut scored = evaluate::score_split(&other, &engine, false);
-            scored.extend(evaluate::score_split(&other, &engine, true));
+            let scored = score_every_server(&other, &engine);
             report(&format!("{dir}, every server"), &scored, &other);
         }
         Some("held") => {
@@ -211,9 +210,7 @@ fn main() -> ExitCode {
                         return ExitCode::from(2);
                     }
                 };
-                let mut scored = evaluate::score_split(&held, &engine, false);
-                scored.extend(evaluate::score_split(&held, &engine, true));
-                let f = evaluate::Figures::of(&scored);
+                let f = evaluate::Figures::of(&score_every_server(&held, &engine));
                 let row = spread_row(&f);
                 let counts = [
                     f.tools,
@@ -376,6 +373,13 @@ fn settings_from(args: &[String]) -> train::Settings {
         }
     }
     s
+}
+
+/// The engine's verdicts on both splits of a labelled set nothing trained on.
+fn score_every_server(set: &Corpus, engine: &Engine) -> Vec<Scored> {
+    let mut scored = evaluate::score_split(set, engine, false);
+    scored.extend(evaluate::score_split(set, engine, true));
+    scored
 }
 
 /// Category right, severity right, dangerous tools called Read or Write, Financial tools found,

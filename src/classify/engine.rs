@@ -73,6 +73,13 @@ struct RulePass {
     floor: Option<(Category, f64)>,
 }
 
+impl RulePass {
+    /// The rules' verdict, when some rule decided (not the cautious fallback).
+    fn verdict(&self) -> Option<Category> {
+        self.decided.then_some(self.category)
+    }
+}
+
 /// The category chosen for a tool, and by what.
 #[derive(Debug)]
 struct Decision {
@@ -591,7 +598,7 @@ impl Engine {
                 &features,
                 RuleSignals {
                     matched: &ids,
-                    verdict: rules.decided.then_some(rules.category),
+                    verdict: rules.verdict(),
                     verbs: &verbs,
                     modes: &modes,
                 },
@@ -600,7 +607,7 @@ impl Engine {
             );
             let view = ModelView {
                 keys,
-                rules_verdict: rules.decided.then_some(rules.category),
+                rules_verdict: rules.verdict(),
                 rules_decide: rules_sure(&rules).then_some(rules.category),
                 floor: rules.floor.map(|(c, _)| c),
             };
@@ -637,12 +644,12 @@ impl Engine {
         let (verbs, modes) = action_words(r);
         let signals = RuleSignals {
             matched: &ids,
-            verdict: rules.decided.then_some(rules.category),
+            verdict: rules.verdict(),
             verbs: &verbs,
             modes: &modes,
         };
         let p = model.predict(tool, f, signals, s);
-        let stance = model::weights::Stance::of(rules.decided.then_some(rules.category));
+        let stance = model::weights::Stance::of(rules.verdict());
         let mut category = model.choose_in(&p, stance);
         let mut confidence = p.p(category);
         if let Some((hard, weight)) = rules.floor.filter(|(c, _)| *c > category) {

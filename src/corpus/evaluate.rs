@@ -121,17 +121,11 @@ pub fn calibrate(examples: &[Example], settings: Settings) -> (f64, Decision) {
     let standing: Vec<Standing> = examples
         .iter()
         .map(|e| {
-            let stance = Stance::of(e.rules_verdict);
-            match settings.calibrate_on_verdicts {
-                true => Standing {
-                    rules_decide: e.rules_decide,
-                    floor: e.floor,
-                    stance,
-                },
-                false => Standing {
-                    stance,
-                    ..Standing::default()
-                },
+            let on_verdicts = settings.calibrate_on_verdicts;
+            Standing {
+                rules_decide: e.rules_decide.filter(|_| on_verdicts),
+                floor: e.floor.filter(|_| on_verdicts),
+                stance: Stance::of(e.rules_verdict),
             }
         })
         .cycle()
@@ -214,22 +208,47 @@ fn capped_cost(
     d: &Decision,
     allowed: f64,
 ) -> f64 {
-    let (mut mistakes, mut benign) = (0.0, 0.0);
+    let (mut mistakes, mut let_through) = (0.0, 0.0);
     for ((p, y), st) in probs.iter().zip(standing) {
-        let label = Category::ALL[*y];
-        let chosen = st.verdict(d.choose_in(p, st.stance));
-        if chosen != label {
-            mistakes += if label == Category::Financial {
-                2.0
-            } else {
-                1.0
-            };
-        }
-        if label >= Category::Execute && chosen <= Category::Write {
-            benign += 1.0;
-        }
+        let (m, t) = tally(Category::ALL[*y], st.verdict(d.choose_in(p, st.stance)));
+        mistakes += m;
+        let_through += t;
     }
-    mistakes + 1000.0 * (benign - allowed).max(0.0)
+    capped(mistakes, let_through, allowed)
+}
+
+/// What one verdict adds to a fit's count: a mistake (missing a Financial tool counts twice),
+/// and a dangerous tool let through as Read or Write.
+fn tally(label: Category, chosen: Category) -> (f64, f64) {
+    let mistake = match (chosen == label, label) {
+        (true, _) => 0.0,
+        (false, Category::Financial) => 2.0,
+        (false, _) => 1.0,
+    };
+    let let_through = label >= Category::Execute && chosen <= Category::Write;
+    (mistake, if let_through { 1.0 } else { 0.0 })
+}
+
+/// A fit's cost: its mistakes, plus a thousand for each dangerous tool let through beyond
+/// `allowed`.
+fn capped(mistakes: f64, let_through: f64, allowed: f64) -> f64 {
+    mistakes + 1000.0 * (let_through - allowed).max(0.0)
+}
+
+/// The Financial thresholds the fits try: 0.03 to 0.61 in steps of 0.02, then never (1.01).
+fn financial_grid() -> impl Iterator<Item = f64> {
+    (3..=61)
+        .step_by(2)
+        .map(|f| f64::from(f) * 0.01)
+        .chain([1.01])
+}
+
+/// How many dangerous offsets the fits try: [`offset_grid`].
+const OFFSET_STEPS: usize = 81;
+
+/// The dangerous offsets the fits try: 0 to 4 in steps of 0.05.
+fn offset_grid() -> impl Iterator<Item = f64> {
+    (0..OFFSET_STEPS as u32).map(|b| f64::from(b) * 0.05)
 }
 
 /// How many dangerous tools `danger_cap` allows to be called Read or Write.
@@ -278,32 +297,18 @@ fn fit_stance_offsets(
     financial_by_stance: bool,
 ) -> Decision {
     let allowed = allowed(probs, danger_cap);
-    let never = 1.01;
-    let offsets: Vec<f64> = (0..=80).map(|b| f64::from(b) * 0.05).collect();
-    let financials: Vec<f64> = (3..=61)
-        .step_by(2)
-        .map(|f| f64::from(f) * 0.01)
-        .chain([never])
-        .collect();
+    let offsets: Vec<f64> = offset_grid().collect();
+    let financials: Vec<f64> = financial_grid().collect();
     // (mistakes, let through) of each stance at each Financial threshold and offset.
-    let mut table = vec![[[(0.0f64, 0.0f64); 81]; 3]; financials.len()];
+    let mut table = vec![[[(0.0f64, 0.0f64); OFFSET_STEPS]; 3]; financials.len()];
     for (fi, &f) in financials.iter().enumerate() {
         for (i, &b) in offsets.iter().enumerate() {
             let d = Decision::offset(b, f);
             for ((p, y), st) in probs.iter().zip(standing) {
-                let label = Category::ALL[*y];
-                let chosen = st.verdict(d.choose(p));
+                let (m, t) = tally(Category::ALL[*y], st.verdict(d.choose(p)));
                 let cell = &mut table[fi][st.stance as usize][i];
-                if chosen != label {
-                    cell.0 += if label == Category::Financial {
-                        2.0
-                    } else {
-                        1.0
-                    };
-                }
-                if label >= Category::Execute && chosen <= Category::Write {
-                    cell.1 += 1.0;
-                }
+                cell.0 += m;
+                cell.1 += t;
             }
         }
     }
@@ -329,7 +334,7 @@ fn fit_stance_offsets(
                 mistakes += m;
                 let_through += t;
             }
-            let v = mistakes + 1000.0 * (let_through - allowed).max(0.0);
+            let v = capped(mistakes, let_through, allowed);
             if best.as_ref().is_none_or(|(c, _)| v < c - 1e-9) {
                 let o = pick.map(|(_, i)| offsets[i]);
                 let f = pick.map(|(fi, _)| financials[fi]);
@@ -354,14 +359,9 @@ fn fit_stance_offsets(
 /// against 254.)
 fn fit_offsets(probs: &[([f64; 5], usize)], standing: &[Standing], danger_cap: f64) -> Decision {
     let allowed = allowed(probs, danger_cap);
-    let never = 1.01;
     let mut best: Option<(f64, Decision)> = None;
-    for f in (3..=61)
-        .step_by(2)
-        .map(|f| f64::from(f) * 0.01)
-        .chain([never])
-    {
-        for b in (0..=80).map(|b| f64::from(b) * 0.05) {
+    for f in financial_grid() {
+        for b in offset_grid() {
             let d = Decision::offset(b, f);
             let v = capped_cost(probs, standing, &d, allowed);
             if best.as_ref().is_none_or(|(c, _)| v < c - 1e-9) {
