@@ -87,10 +87,11 @@ fn embed_rules() {
 }
 
 /// The shipped model's weights, packed so that start-up copies them instead of parsing 50,000
-/// decimal numbers (a third of a `lookup`'s time): the header (magic `MRW3`, temperature,
-/// five thresholds and five offsets as f64, five biases as f32, the row count as u32), then the keys' hashes
-/// (u64, ascending), then each row's five weights (f32), then where each row's key ends (u32)
-/// and the keys back to back, in row order; numbers little-endian. The same table as
+/// decimal numbers (a third of a `lookup`'s time): the header (magic `MRW4`, temperature,
+/// five thresholds and five offsets as f64, then a byte 1 and the three stance offsets as f64
+/// or a byte 0 when there are none, five biases as f32, the row count as u32), then the keys'
+/// hashes (u64, ascending), then each row's five weights (f32), then where each row's key
+/// ends (u32) and the keys back to back, in row order; numbers little-endian. The same table as
 /// `ModelText::parse` then `Table::new` make from the text (a test in tests/model.rs checks).
 fn pack_weights() {
     let path = Path::new("catalog/model/weights.tsv");
@@ -98,6 +99,7 @@ fn pack_weights() {
     let text = std::fs::read_to_string(path).expect("catalog/model/weights.tsv");
     let (mut temperature, mut thresholds, mut offsets, mut bias) =
         (1.0f64, [0.5f64; 5], [0.0f64; 5], [0.0f64; 5]);
+    let mut stance_offsets: Option<[f64; 3]> = None;
     let mut rows: Vec<(u64, [f32; 5], &str)> = Vec::new();
     for (n, line) in text.lines().enumerate() {
         if line.starts_with('#') || line.is_empty() {
@@ -115,6 +117,7 @@ fn pack_weights() {
             ("temperature", 1) => temperature = nums[0],
             ("thresholds", 5) => thresholds.copy_from_slice(&nums),
             ("offsets", 5) => offsets.copy_from_slice(&nums),
+            ("stance_offsets", 3) => stance_offsets = Some([nums[0], nums[1], nums[2]]),
             ("bias", 5) => bias.copy_from_slice(&nums),
             (_, 5) => rows.push((
                 fnv::hash_key(key),
@@ -125,10 +128,19 @@ fn pack_weights() {
         }
     }
     rows.sort_by_key(|r| r.0);
-    let mut out: Vec<u8> = b"MRW3".to_vec();
+    let mut out: Vec<u8> = b"MRW4".to_vec();
     out.extend_from_slice(&temperature.to_le_bytes());
     for t in thresholds.into_iter().chain(offsets) {
         out.extend_from_slice(&t.to_le_bytes());
+    }
+    match stance_offsets {
+        None => out.push(0),
+        Some(o) => {
+            out.push(1);
+            for v in o {
+                out.extend_from_slice(&v.to_le_bytes());
+            }
+        }
     }
     for b in bias {
         out.extend_from_slice(&(b as f32).to_le_bytes());

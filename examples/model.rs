@@ -10,9 +10,13 @@
 //!                                                          (laid out as catalog/corpus is), e.g. one labelled before it joins
 //!     cargo run --release --example model -- held          every held set in catalog/corpus/held scored so, and their sum
 //!
-//! `scripts/train-model.sh` runs `train`.
+//! `scripts/train-model.sh` runs `train`. `MODEL_WEIGHTS=FILE` has `test`, `score`, `held`,
+//! `speed` and `verdicts` run on other weights (made by `train OUT key=value...`), without
+//! building them into the binary: how a change is judged before anything ships.
 
 use mcprisk::classify::model::train::{self, Example};
+use mcprisk::classify::model::weights::ModelText;
+use mcprisk::classify::model::Model;
 use mcprisk::classify::{Engine, RuleFile};
 use mcprisk::corpus::evaluate::{self, Scored};
 use mcprisk::corpus::Corpus;
@@ -37,6 +41,21 @@ macro_rules! out {
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+/// The engine with the shipped weights, or with those of the file `MODEL_WEIGHTS` names.
+fn with_weights() -> Result<Engine, String> {
+    let engine = Engine::new(RuleFile::embedded());
+    let Some(path) = std::env::var_os("MODEL_WEIGHTS") else {
+        return Ok(engine);
+    };
+    let shown = std::path::Path::new(&path).display().to_string();
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("{shown}: {e}"))?;
+    let weights = ModelText::parse(&text).map_err(|e| format!("{shown}: {e}"))?;
+    eprintln!("on the weights of {shown}, not the shipped ones");
+    // One model for the life of this run, as the shipped one is.
+    let model: &'static Model = Box::leak(Box::new(Model::from_text(&weights)));
+    Ok(engine.with_model(Some(model)))
+}
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     // MODEL_CORPUS names another corpus directory (for experiments such as a learning curve).
@@ -52,6 +71,13 @@ fn main() -> ExitCode {
         }
     };
     let rules = Engine::new(RuleFile::embedded()).with_model(None);
+    let engine = match with_weights() {
+        Ok(e) => e,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::from(2);
+        }
+    };
     match args.first().map(String::as_str) {
         Some("train") => {
             let out = args
@@ -162,7 +188,6 @@ fn main() -> ExitCode {
             }
         }
         Some("test") => {
-            let engine = Engine::new(RuleFile::embedded());
             let scored = evaluate::score_split(&corpus, &engine, true);
             report("frozen test split", &scored, &corpus);
         }
@@ -186,7 +211,6 @@ fn main() -> ExitCode {
                     return ExitCode::from(2);
                 }
             };
-            let engine = Engine::new(RuleFile::embedded());
             let scored = score_every_server(&other, &engine);
             report(&format!("{dir}, every server"), &scored, &other);
         }
@@ -200,7 +224,6 @@ fn main() -> ExitCode {
                 .filter(|p| p.is_dir())
                 .collect();
             sets.sort();
-            let engine = Engine::new(RuleFile::embedded());
             let mut sum = [0usize; 8];
             for dir in &sets {
                 let held = match Corpus::load(dir) {
@@ -236,9 +259,9 @@ fn main() -> ExitCode {
                 .split(false)
                 .flat_map(|s| s.tools.iter().map(|t| t.tool.clone()))
                 .collect();
-            let with_model = Engine::new(RuleFile::embedded());
+            let with_model = &engine;
             let which = args.get(1).map(String::as_str).unwrap_or("both");
-            for (name, engine) in [("rules alone", &rules), ("rules and model", &with_model)]
+            for (name, engine) in [("rules alone", &rules), ("rules and model", with_model)]
                 .into_iter()
                 .filter(|(n, _)| which == "both" || (which == "rules") == (*n == "rules alone"))
             {
@@ -256,7 +279,6 @@ fn main() -> ExitCode {
         Some("verdicts") => {
             // Training split only: every verdict in full, to check that a change meant to
             // keep them (a speed-up) does.
-            let engine = Engine::new(RuleFile::embedded());
             for s in corpus.split(false) {
                 for t in &s.tools {
                     let v = engine.classify(&t.tool);

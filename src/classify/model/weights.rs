@@ -77,6 +77,10 @@ impl ModelText {
         };
         row(&mut out, "thresholds", &self.decision.thresholds);
         row(&mut out, "offsets", &self.decision.offsets);
+        if let Some(o) = self.decision.stance_offsets {
+            // Silent, Write, other: three numbers, not five (see `Stance`).
+            let _ = writeln!(out, "stance_offsets\t{:.4}\t{:.4}\t{:.4}", o[0], o[1], o[2]);
+        }
         row(&mut out, "bias", &self.bias);
         for (k, w) in &self.weights {
             row(&mut out, k, w);
@@ -114,6 +118,9 @@ impl ModelText {
                 .collect::<Result<_, _>>()?;
             match key {
                 "temperature" if nums.len() == 1 => m.temperature = nums[0],
+                "stance_offsets" if nums.len() == 3 => {
+                    m.decision.stance_offsets = Some([nums[0], nums[1], nums[2]]);
+                }
                 _ if nums.len() == K => {
                     let w: [f64; K] = std::array::from_fn(|c| nums[c]);
                     if key == "bias" {
@@ -151,7 +158,8 @@ pub struct Decision {
     pub offsets: [f64; K],
     /// For experiments (`model cv stance=1`): the dangerous categories' offset by where the
     /// rules stand on the tool ([`Stance`]: silent, Write, another verdict), in place of
-    /// `offsets` when [`Decision::choose_in`] is told the stance. Not in the weights' text.
+    /// `offsets` when [`Decision::choose_in`] is told the stance. In the weights' text as the
+    /// row `stance_offsets` (three numbers), when there are any.
     pub stance_offsets: Option<[f64; 3]>,
     /// For experiments (`model cv stance=2`): the Financial threshold by stance as well. Not
     /// in the weights' text either.
@@ -304,7 +312,7 @@ impl Table {
             at += n;
             Ok(s)
         };
-        if take(4)? != b"MRW3" {
+        if take(4)? != b"MRW4" {
             return Err("packed weights: not a weights table".into());
         }
         let f64_at = |s: &[u8]| f64::from_le_bytes(s.try_into().expect("8 bytes"));
@@ -313,6 +321,17 @@ impl Table {
         let mut decision = Decision::thresholds([0.0; K]);
         for v in decision.thresholds.iter_mut().chain(&mut decision.offsets) {
             *v = f64_at(take(8)?);
+        }
+        match take(1)? {
+            [0] => {}
+            [1] => {
+                let mut o = [0.0; 3];
+                for v in &mut o {
+                    *v = f64_at(take(8)?);
+                }
+                decision.stance_offsets = Some(o);
+            }
+            _ => return Err("packed weights: bad stance offsets flag".into()),
         }
         let mut bias = [0.0; K];
         for v in &mut bias {
@@ -456,25 +475,30 @@ mod tests {
 
     #[test]
     fn text_reads_back_exactly() {
-        let m = ModelText {
-            comment: "test".into(),
-            temperature: 1.25,
-            decision: Decision {
-                thresholds: [0.5, 0.45, 0.4, 0.35, 0.3],
-                offsets: [0.0, -0.25, 1.5, 1.5, 1.5],
-                stance_offsets: None,
-                stance_financial: None,
-            },
-            bias: [0.1, -0.2, 0.0, 0.3, -1.0],
-            weights: vec![
-                ("n0:delet".into(), [-1.0, -0.5, 0.0, 2.5, 0.0]),
-                ("nn:clos+position".into(), [0.0, 0.0, 0.0, 0.0, 1.2345]),
-            ],
+        // With and without stance offsets (their row is written only when there are some).
+        for stance_offsets in [None, Some([1.2, 0.35, 1.4])] {
+            let m = ModelText {
+                comment: "test".into(),
+                temperature: 1.25,
+                decision: Decision {
+                    thresholds: [0.5, 0.45, 0.4, 0.35, 0.3],
+                    offsets: [0.0, -0.25, 1.5, 1.5, 1.5],
+                    stance_offsets,
+                    stance_financial: None,
+                },
+                bias: [0.1, -0.2, 0.0, 0.3, -1.0],
+                weights: vec![
+                    ("n0:delet".into(), [-1.0, -0.5, 0.0, 2.5, 0.0]),
+                    ("nn:clos+position".into(), [0.0, 0.0, 0.0, 0.0, 1.2345]),
+                ],
+            }
+            .rounded();
+            let text = m.to_text();
+            assert_eq!(text.contains("stance_offsets"), stance_offsets.is_some());
+            let back = ModelText::parse(&text).unwrap();
+            assert_eq!(back, m);
+            assert_eq!(back.to_text(), text);
         }
-        .rounded();
-        let back = ModelText::parse(&m.to_text()).unwrap();
-        assert_eq!(back, m);
-        assert_eq!(back.to_text(), m.to_text());
     }
 
     #[test]
