@@ -329,7 +329,11 @@ fn main() -> ExitCode {
             }
         }
         _ => {
-            eprintln!("usage: model train [OUT [key=value...]] | cv [l2=X min=N balance=X cap=X draws=N] | cv-verdicts | misses | severity-misses | rules-verdicts | test | score DIR");
+            eprintln!(
+                "usage: model train [OUT [key=value...]] | cv [key=value...] | cv-spread [N [key=value...]] \
+                 | cv-verdicts | misses | severity-misses | rules-verdicts | verdicts | keys | speed \
+                 | test | score DIR | held   (MODEL_CORPUS=DIR, MODEL_WEIGHTS=FILE: see the file's head)"
+            );
             return ExitCode::from(2);
         }
     }
