@@ -383,6 +383,7 @@ fn settings_from(args: &[String]) -> train::Settings {
                     _ => panic!("decision is thresholds or offsets"),
                 }
             }
+            "financial" => s.financial_at = Some(v.parse().unwrap()),
             "fixed" => {
                 let (offset, financial) = v.split_once(',').expect("fixed=OFFSET,FINANCIAL");
                 s.fixed_decision = Some((offset.parse().unwrap(), financial.parse().unwrap()));

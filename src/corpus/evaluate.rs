@@ -279,6 +279,7 @@ fn fit_decision(
             standing,
             settings.danger_cap,
             settings.stance_financial,
+            settings.financial_at,
         ),
         DecisionKind::Offsets => fit_offsets(probs, standing, settings.danger_cap),
     }
@@ -295,10 +296,14 @@ fn fit_stance_offsets(
     standing: &[Standing],
     danger_cap: f64,
     financial_by_stance: bool,
+    financial_at: Option<f64>,
 ) -> Decision {
     let allowed = allowed(probs, danger_cap);
     let offsets: Vec<f64> = offset_grid().collect();
-    let financials: Vec<f64> = financial_grid().collect();
+    let financials: Vec<f64> = match financial_at {
+        Some(f) => vec![f],
+        None => financial_grid().collect(),
+    };
     // (mistakes, let through) of each stance at each Financial threshold and offset.
     let mut table = vec![[[(0.0f64, 0.0f64); OFFSET_STEPS]; 3]; financials.len()];
     for (fi, &f) in financials.iter().enumerate() {
@@ -750,7 +755,7 @@ mod tests {
             .collect();
         let one = fit_offsets(&probs, &standing, 0.125);
         assert_eq!(one.choose_in(&unsure, Stance::Write), Category::Execute);
-        let by_stance = fit_stance_offsets(&probs, &standing, 0.125, false);
+        let by_stance = fit_stance_offsets(&probs, &standing, 0.125, false, None);
         assert_eq!(
             by_stance.choose_in(&unsure, Stance::Silent),
             Category::Execute
