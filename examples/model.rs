@@ -380,7 +380,8 @@ fn settings_from(args: &[String]) -> train::Settings {
                 s.decision = match v {
                     "thresholds" => train::DecisionKind::Thresholds,
                     "offsets" => train::DecisionKind::Offsets,
-                    _ => panic!("decision is thresholds or offsets"),
+                    "pooled" => train::DecisionKind::Pooled,
+                    _ => panic!("decision is thresholds, offsets or pooled"),
                 }
             }
             "financial" => s.financial_at = Some(v.parse().unwrap()),

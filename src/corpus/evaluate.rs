@@ -281,7 +281,8 @@ fn fit_decision(
             settings.stance_financial,
             settings.financial_at,
         ),
-        DecisionKind::Offsets => fit_offsets(probs, standing, settings.danger_cap),
+        DecisionKind::Offsets => fit_offsets(probs, standing, settings.danger_cap, false),
+        DecisionKind::Pooled => fit_offsets(probs, standing, settings.danger_cap, true),
     }
 }
 
@@ -362,12 +363,22 @@ fn fit_stance_offsets(
 /// but a benign one is far likelier. (A second offset, for Write, was tried: in
 /// cross-validation 12,440 tools right against 12,408, but 258 dangerous tools let through
 /// against 254.)
-fn fit_offsets(probs: &[([f64; 5], usize)], standing: &[Standing], danger_cap: f64) -> Decision {
+/// With `pooled`, the offset weighs the dangerous categories' pooled probability instead
+/// (see [`Decision::pooled`]).
+fn fit_offsets(
+    probs: &[([f64; 5], usize)],
+    standing: &[Standing],
+    danger_cap: f64,
+    pooled: bool,
+) -> Decision {
     let allowed = allowed(probs, danger_cap);
     let mut best: Option<(f64, Decision)> = None;
     for f in financial_grid() {
         for b in offset_grid() {
-            let d = Decision::offset(b, f);
+            let d = Decision {
+                pooled,
+                ..Decision::offset(b, f)
+            };
             let v = capped_cost(probs, standing, &d, allowed);
             if best.as_ref().is_none_or(|(c, _)| v < c - 1e-9) {
                 best = Some((v, d));
@@ -655,7 +666,7 @@ mod tests {
         probs.extend(many(300, [0.9, 0.0, 0.1, 0.0, 0.0], Category::Read));
         probs.extend(many(120, [0.75, 0.0, 0.25, 0.0, 0.0], Category::Read));
         let none = vec![Standing::default(); probs.len()];
-        let d = fit_offsets(&probs, &none, 0.125);
+        let d = fit_offsets(&probs, &none, 0.125, false);
         assert_eq!(
             d.choose(&[0.75, 0.0, 0.25, 0.0, 0.0]),
             Category::Execute,
@@ -668,7 +679,7 @@ mod tests {
             "{d:?}"
         );
         // With no cap to meet, the 120 unsure Reads outweigh the 100 Executes.
-        let free = fit_offsets(&probs, &none, 1.0);
+        let free = fit_offsets(&probs, &none, 1.0, false);
         assert_eq!(
             free.choose(&[0.75, 0.0, 0.25, 0.0, 0.0]),
             Category::Read,
@@ -705,7 +716,7 @@ mod tests {
         for st in &mut standing[..95] {
             st.rules_decide = Some(Category::Execute);
         }
-        let d = fit_offsets(&probs, &standing, 0.125);
+        let d = fit_offsets(&probs, &standing, 0.125, false);
         assert_eq!(
             d.choose(&[0.75, 0.0, 0.25, 0.0, 0.0]),
             Category::Read,
@@ -713,7 +724,7 @@ mod tests {
         );
         // Without the rules' standing the same predictions need the offset (see above).
         let none = vec![Standing::default(); probs.len()];
-        let blind = fit_offsets(&probs, &none, 0.125);
+        let blind = fit_offsets(&probs, &none, 0.125, false);
         assert_eq!(
             blind.choose(&[0.75, 0.0, 0.25, 0.0, 0.0]),
             Category::Execute
@@ -753,7 +764,7 @@ mod tests {
                 ..Standing::default()
             })
             .collect();
-        let one = fit_offsets(&probs, &standing, 0.125);
+        let one = fit_offsets(&probs, &standing, 0.125, false);
         assert_eq!(one.choose_in(&unsure, Stance::Write), Category::Execute);
         let by_stance = fit_stance_offsets(&probs, &standing, 0.125, false, None);
         assert_eq!(

@@ -123,6 +123,9 @@ pub enum DecisionKind {
     /// The dangerous categories' log-probabilities weighed up by one offset, then the
     /// likeliest; Financial also outright at its own probability.
     Offsets,
+    /// For experiments: as `Offsets`, but the offset weighs the three dangerous categories'
+    /// pooled probability against that of Read and Write (see `Decision::pooled`).
+    Pooled,
 }
 
 /// The share of the Execute, Destructive and Financial tools that the fitted decision may call

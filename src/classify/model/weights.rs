@@ -44,6 +44,7 @@ impl ModelText {
             offsets: self.decision.offsets.map(round4),
             stance_offsets: self.decision.stance_offsets.map(|o| o.map(round4)),
             stance_financial: self.decision.stance_financial.map(|o| o.map(round4)),
+            pooled: self.decision.pooled,
         };
         self.bias = self.bias.map(round4);
         self.weights = std::mem::take(&mut self.weights)
@@ -80,6 +81,9 @@ impl ModelText {
         if let Some(o) = self.decision.stance_offsets {
             // Silent, Write, other: three numbers, not five (see `Stance`).
             let _ = writeln!(out, "stance_offsets\t{:.4}\t{:.4}\t{:.4}", o[0], o[1], o[2]);
+        }
+        if self.decision.pooled {
+            let _ = writeln!(out, "pooled\t1");
         }
         row(&mut out, "bias", &self.bias);
         for (k, w) in &self.weights {
@@ -118,6 +122,7 @@ impl ModelText {
                 .collect::<Result<_, _>>()?;
             match key {
                 "temperature" if nums.len() == 1 => m.temperature = nums[0],
+                "pooled" if nums.len() == 1 => m.decision.pooled = nums[0] != 0.0,
                 "stance_offsets" if nums.len() == 3 => {
                     m.decision.stance_offsets = Some([nums[0], nums[1], nums[2]]);
                 }
@@ -164,6 +169,11 @@ pub struct Decision {
     /// For experiments (`model cv stance=2`): the Financial threshold by stance as well. Not
     /// in the weights' text either.
     pub stance_financial: Option<[f64; 3]>,
+    /// For experiments (`model cv decision=pooled`): when no threshold is reached, the
+    /// dangerous categories' pooled probability, weighed up by their offset, is set against
+    /// the pooled probability of Read and Write, and the likeliest category of the side that
+    /// wins is chosen. In the weights' text as the row `pooled\t1`, when set.
+    pub pooled: bool,
 }
 
 /// Where the rules stand on a tool the model decides: the group a stance offset belongs to.
@@ -196,6 +206,7 @@ impl Decision {
             offsets: [0.0; K],
             stance_offsets: None,
             stance_financial: None,
+            pooled: false,
         }
     }
 
@@ -213,6 +224,7 @@ impl Decision {
                     offsets: [0.0, 0.0, b, b, b],
                     stance_offsets: None,
                     stance_financial: None,
+                    pooled: self.pooled,
                 }
                 .choose(p)
             }
@@ -229,6 +241,7 @@ impl Decision {
             offsets: [0.0, 0.0, offset, offset, offset],
             stance_offsets: None,
             stance_financial: None,
+            pooled: false,
         }
     }
 
@@ -247,6 +260,20 @@ impl Decision {
             }
         }
         let score = |c: usize| p[c].max(f64::MIN_POSITIVE).ln() + self.offsets[c];
+        if self.pooled {
+            let (safe, danger) = (p[0] + p[1], p[2] + p[3] + p[4]);
+            let offset = self.offsets[Category::Execute as usize];
+            let side =
+                if danger.max(f64::MIN_POSITIVE).ln() + offset > safe.max(f64::MIN_POSITIVE).ln() {
+                    2..K
+                } else {
+                    0..2
+                };
+            let best = side
+                .max_by(|&a, &b| p[a].total_cmp(&p[b]).then(b.cmp(&a)))
+                .unwrap_or(0);
+            return CLASSES[best];
+        }
         let best = (0..K)
             .max_by(|&a, &b| score(a).total_cmp(&score(b)).then(b.cmp(&a)))
             .unwrap_or(0);
@@ -485,6 +512,7 @@ mod tests {
                     offsets: [0.0, -0.25, 1.5, 1.5, 1.5],
                     stance_offsets,
                     stance_financial: None,
+                    pooled: stance_offsets.is_none(),
                 },
                 bias: [0.1, -0.2, 0.0, 0.3, -1.0],
                 weights: vec![
@@ -495,6 +523,7 @@ mod tests {
             .rounded();
             let text = m.to_text();
             assert_eq!(text.contains("stance_offsets"), stance_offsets.is_some());
+            assert_eq!(text.contains("\npooled\t1\n"), stance_offsets.is_none());
             let back = ModelText::parse(&text).unwrap();
             assert_eq!(back, m);
             assert_eq!(back.to_text(), text);
@@ -509,6 +538,7 @@ mod tests {
             offsets: [0.0, 0.0, 1.4, 1.4, 1.4],
             stance_offsets: None,
             stance_financial: None,
+            pooled: false,
         };
         // Execute a quarter as likely as Read and more: weighed up (e^1.4 is about 4), it wins.
         assert_eq!(up.choose(&[0.7, 0.1, 0.2, 0.0, 0.0]), Category::Execute);
@@ -526,6 +556,27 @@ mod tests {
         assert_eq!(
             financial.choose(&[0.9, 0.02, 0.0, 0.0, 0.08]),
             Category::Financial
+        );
+        // Pooled: the three dangerous categories' mass against Read's and Write's, then the
+        // likeliest of the side that wins. Execute 0.15 alone loses to Read 0.5 at offset 1;
+        // with Destructive 0.1 and Financial 0.05 beside it (0.3 against 0.7), it wins.
+        let pooled = Decision {
+            offsets: [0.0, 0.0, 1.0, 1.0, 1.0],
+            pooled: true,
+            ..up
+        };
+        assert_eq!(pooled.choose(&[0.5, 0.35, 0.15, 0.0, 0.0]), Category::Read);
+        assert_eq!(
+            pooled.choose(&[0.5, 0.2, 0.15, 0.1, 0.05]),
+            Category::Execute
+        );
+        assert_eq!(
+            Decision {
+                offsets: [0.0, 0.0, 1.0, 1.0, 1.0],
+                ..up
+            }
+            .choose(&[0.5, 0.35, 0.15, 0.0, 0.0]),
+            Category::Read
         );
         // A probability of zero is no error: it never wins.
         assert_eq!(up.choose(&[0.0, 1.0, 0.0, 0.0, 0.0]), Category::Write);
