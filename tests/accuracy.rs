@@ -601,3 +601,38 @@ fn commands_in_a_vendors_sandbox_stay_high() {
         ],
     );
 }
+
+/// A call whose description says it pays on-chain from a wallet (an x402 payment in USDC) is
+/// Financial whatever data it returns (MR-C106); a tool that only talks about x402, or a price
+/// billed to an account per call, is not.
+#[test]
+fn per_call_onchain_payments_are_money() {
+    let doc = serde_json::json!({"tools": [
+        {"name": "get_funding", "description": "Get funding rate analysis for a perpetual. Cost: $0.01 USDC via x402.",
+         "inputSchema": {"type": "object", "properties": {"coin": {"type": "string"}}}},
+        {"name": "note_detail", "description": "Fetch a note by link. Settles ~0.01 USDC via x402 on each successful call.",
+         "inputSchema": {"type": "object", "properties": {"url": {"type": "string"}}}},
+        {"name": "x402_check", "description": "Check if a URL requires x402 payment and get the payment requirements.",
+         "inputSchema": {"type": "object", "properties": {"url": {"type": "string"}}}},
+        {"name": "screen_sanctions", "description": "Screen a name against sanctions lists. Price: $0.45 per call, billed in fiat by the marketplace.",
+         "inputSchema": {"type": "object", "properties": {"name": {"type": "string"}}}}
+    ]});
+    for (t, v, money) in classify_each(doc, &[true, true, false, false]) {
+        assert_eq!(
+            v.evidence.iter().any(|e| e.rule == "MR-C106"),
+            *money,
+            "{}: {:?}",
+            t.name,
+            v.evidence
+        );
+        if *money {
+            assert_eq!(
+                v.category,
+                Category::Financial,
+                "{}: {:?}",
+                t.name,
+                v.evidence
+            );
+        }
+    }
+}

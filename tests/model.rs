@@ -156,12 +156,19 @@ fn the_corpus_is_large_blind_labelled_and_split_before_tuning() {
 /// tools on the 14,132 training tools (category +56, Financial +12, dangerous tools let through
 /// one more) and on AA and AB together (category +12, dangerous tools let through 2 fewer,
 /// Financial +2), and let five more of the split's 697 through: the dangerous-tools bar raised
-/// then, to 0.12.
+/// then, to 0.12. On 2026-12-05 the held sets AA to AH joined the corpus (421 servers, a
+/// pre-registered change judged on the then unseen set AI: 724 of its 795 tools right against
+/// 717); those that hash into the split joined it (92 servers, 1,209 tools; set AH's ten stay
+/// held, since their verdicts were read while MR-C106 was written), and MR-C106 (per-call x402
+/// payments) came with them: 88.6%, 86.0%, 12.0% of 831 (100), 38 of 63, 96.4% of 4,374
+/// (408 servers, 5,535 tools); on the 316 servers before, 88.6%, 86.0%, 10.8% of 697 (75, seven
+/// fewer), 24 of 38, 96.5% of 3,437. The new servers bring 134 dangerous tools to the split, of
+/// which the engine lets 25 through: the dangerous-tools bar raised then, to 0.125.
 /// The bars (95%, 93%, 3%, 90%) are not reached yet; raise these as the figures
 /// improve, and lower them only when the split's make-up changes, saying so here.
 const CATEGORY_AT_LEAST: f64 = 0.88;
 const SEVERITY_AT_LEAST: f64 = 0.855;
-const DANGEROUS_AS_BENIGN_AT_MOST: f64 = 0.12;
+const DANGEROUS_AS_BENIGN_AT_MOST: f64 = 0.125;
 const FINANCIAL_RECALL_AT_LEAST: f64 = 0.52;
 /// Of the verdicts with confidence 0.9 or more, at least this share is right (the bar).
 const CONFIDENT_RIGHT_AT_LEAST: f64 = 0.95;
