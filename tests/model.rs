@@ -162,8 +162,9 @@ fn the_corpus_is_large_blind_labelled_and_split_before_tuning() {
 /// held, since their verdicts were read while MR-C106 was written), and MR-C106 (per-call x402
 /// payments) came with them, with MR-C202 leaving a reset that only unstages alone: 88.6%,
 /// 86.0%, 12.0% of 831 (100), 36 of 63, 96.4% of 4,377 (408 servers, 5,535 tools); on the 316
-/// servers before, 88.6%, 86.1%, 10.8% of 697 (75, seven fewer), 23 of 38, 96.5% of 3,438. The new servers bring 134 dangerous tools to the split, of
-/// which the engine lets 25 through: the dangerous-tools bar raised then, to 0.125.
+/// servers before, 88.6%, 86.1%, 10.8% of 697 (75, seven fewer), 23 of 38, 96.5% of 3,438.
+/// The new servers bring 134 dangerous tools to the split, of which the engine lets 25
+/// through: the dangerous-tools bar raised then, to 0.125.
 /// The bars (95%, 93%, 3%, 90%) are not reached yet; raise these as the figures
 /// improve, and lower them only when the split's make-up changes, saying so here.
 const CATEGORY_AT_LEAST: f64 = 0.88;

@@ -259,22 +259,17 @@ impl Decision {
                 return c;
             }
         }
-        let score = |c: usize| p[c].max(f64::MIN_POSITIVE).ln() + self.offsets[c];
-        if self.pooled {
-            let (safe, danger) = (p[0] + p[1], p[2] + p[3] + p[4]);
-            let offset = self.offsets[Category::Execute as usize];
-            let side =
-                if danger.max(f64::MIN_POSITIVE).ln() + offset > safe.max(f64::MIN_POSITIVE).ln() {
-                    2..K
-                } else {
-                    0..2
-                };
-            let best = side
-                .max_by(|&a, &b| p[a].total_cmp(&p[b]).then(b.cmp(&a)))
-                .unwrap_or(0);
-            return CLASSES[best];
-        }
-        let best = (0..K)
+        let ln = |v: f64| v.max(f64::MIN_POSITIVE).ln();
+        // Pooled: the side is chosen on the summed probabilities, then the likeliest of it.
+        let (candidates, offsets) = if self.pooled {
+            let dangerous =
+                ln(p[2] + p[3] + p[4]) + self.offsets[Category::Execute as usize] > ln(p[0] + p[1]);
+            (if dangerous { 2..K } else { 0..2 }, [0.0; K])
+        } else {
+            (0..K, self.offsets)
+        };
+        let score = |c: usize| ln(p[c]) + offsets[c];
+        let best = candidates
             .max_by(|&a, &b| score(a).total_cmp(&score(b)).then(b.cmp(&a)))
             .unwrap_or(0);
         CLASSES[best]
