@@ -372,6 +372,7 @@ fn settings_from(args: &[String]) -> train::Settings {
             "draws" => s.calibration_draws = v.parse().unwrap(),
             "first_draw" => s.calibration_first_draw = v.parse().unwrap(),
             "verdicts" => s.calibrate_on_verdicts = v == "1",
+            "execute" => s.execute_offset = v == "1",
             "stance" => {
                 s.stance_offsets = v == "1" || v == "2";
                 s.stance_financial = v == "2";

@@ -281,6 +281,10 @@ fn fit_decision(
             settings.stance_financial,
             settings.financial_at,
         ),
+        DecisionKind::Offsets if settings.execute_offset => {
+            let shared = fit_offsets(probs, standing, settings.danger_cap, false);
+            fit_execute_offset(probs, standing, settings.danger_cap, shared)
+        }
         DecisionKind::Offsets => fit_offsets(probs, standing, settings.danger_cap, false),
         DecisionKind::Pooled => fit_offsets(probs, standing, settings.danger_cap, true),
     }
@@ -386,6 +390,47 @@ fn fit_offsets(
         }
     }
     best.expect("the grid is not empty").1
+}
+
+/// From the shared fit `start`, an offset of its own for Execute: the Execute offset and the
+/// shared offset of Destructive and Financial searched together on the grid (under a binding
+/// cap, moving one alone would only break it), then the Financial threshold given both; twice.
+/// Each step keeps what it started from unless something costs less, so the result costs at
+/// most what `start` does.
+fn fit_execute_offset(
+    probs: &[([f64; 5], usize)],
+    standing: &[Standing],
+    danger_cap: f64,
+    start: Decision,
+) -> Decision {
+    let allowed = allowed(probs, danger_cap);
+    let cost = |d: &Decision| capped_cost(probs, standing, d, allowed);
+    let with = |execute: f64, shared: f64, financial: f64| {
+        let mut d = Decision::offset(shared, financial);
+        d.offsets[Category::Execute as usize] = execute;
+        d
+    };
+    let mut best = (cost(&start), start);
+    let mut consider = |d: Decision, best: &mut (f64, Decision)| {
+        let v = cost(&d);
+        if v < best.0 - 1e-9 {
+            *best = (v, d);
+        }
+    };
+    for _ in 0..2 {
+        let financial = best.1.thresholds[Category::Financial as usize];
+        for execute in offset_grid() {
+            for shared in offset_grid() {
+                consider(with(execute, shared, financial), &mut best);
+            }
+        }
+        let execute = best.1.offsets[Category::Execute as usize];
+        let shared = best.1.offsets[Category::Destructive as usize];
+        for financial in financial_grid() {
+            consider(with(execute, shared, financial), &mut best);
+        }
+    }
+    best.1
 }
 
 /// Thresholds (Write, Execute, Destructive, Financial; 0.05 to 1.01) that make the fewest
@@ -685,6 +730,26 @@ mod tests {
             Category::Read,
             "{free:?}"
         );
+    }
+
+    #[test]
+    fn an_execute_offset_of_its_own_leaves_unsure_reads_alone() {
+        // 100 Destructive tools the model half misses, among Reads it is surer of; 100 Execute
+        // tools it is sure of, and 200 Reads with a faint Execute reading. One shared offset
+        // large enough for the Destructives calls the faint Reads Execute too; an Execute
+        // offset of its own need not.
+        let half_destructive = [0.7, 0.0, 0.0, 0.3, 0.0];
+        let faint_execute = [0.7, 0.0, 0.3, 0.0, 0.0];
+        let mut probs = many(100, half_destructive, Category::Destructive);
+        probs.extend(many(100, [0.2, 0.0, 0.8, 0.0, 0.0], Category::Execute));
+        probs.extend(many(200, faint_execute, Category::Read));
+        let none = vec![Standing::default(); probs.len()];
+        let shared = fit_offsets(&probs, &none, 0.125, false);
+        assert_eq!(shared.choose(&half_destructive), Category::Destructive);
+        assert_eq!(shared.choose(&faint_execute), Category::Execute, "{shared:?}");
+        let own = fit_execute_offset(&probs, &none, 0.125, shared);
+        assert_eq!(own.choose(&half_destructive), Category::Destructive, "{own:?}");
+        assert_eq!(own.choose(&faint_execute), Category::Read, "{own:?}");
     }
 
     #[test]

@@ -113,6 +113,11 @@ pub struct Settings {
     /// 1.30, 1.65), AG got 446 tools right against 451 (cost 89 against 84), and the seven
     /// sets cost 716 against 710. Failed; off.
     pub financial_at: Option<f64>,
+    /// For experiments: an offset of its own for Execute (`model cv execute=1`), fitted with the
+    /// shared offset of Destructive and Financial on one grid under the one cap, after the
+    /// shared fit (see `corpus::evaluate::fit_execute_offset`). Written down before sets AJ
+    /// and AK were labelled, and judged on AJ.
+    pub execute_offset: bool,
 }
 
 /// How calibration turns probabilities into a category (see `corpus::evaluate::calibrate`).
@@ -170,6 +175,7 @@ impl Default for Settings {
             stance_offsets: false,
             stance_financial: false,
             financial_at: None,
+            execute_offset: false,
         }
     }
 }
