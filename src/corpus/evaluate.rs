@@ -411,7 +411,7 @@ fn fit_execute_offset(
         d
     };
     let mut best = (cost(&start), start);
-    let mut consider = |d: Decision, best: &mut (f64, Decision)| {
+    let consider = |d: Decision, best: &mut (f64, Decision)| {
         let v = cost(&d);
         if v < best.0 - 1e-9 {
             *best = (v, d);
@@ -746,9 +746,17 @@ mod tests {
         let none = vec![Standing::default(); probs.len()];
         let shared = fit_offsets(&probs, &none, 0.125, false);
         assert_eq!(shared.choose(&half_destructive), Category::Destructive);
-        assert_eq!(shared.choose(&faint_execute), Category::Execute, "{shared:?}");
+        assert_eq!(
+            shared.choose(&faint_execute),
+            Category::Execute,
+            "{shared:?}"
+        );
         let own = fit_execute_offset(&probs, &none, 0.125, shared);
-        assert_eq!(own.choose(&half_destructive), Category::Destructive, "{own:?}");
+        assert_eq!(
+            own.choose(&half_destructive),
+            Category::Destructive,
+            "{own:?}"
+        );
         assert_eq!(own.choose(&faint_execute), Category::Read, "{own:?}");
     }
 

@@ -115,8 +115,13 @@ pub struct Settings {
     pub financial_at: Option<f64>,
     /// For experiments: an offset of its own for Execute (`model cv execute=1`), fitted with the
     /// shared offset of Destructive and Financial on one grid under the one cap, after the
-    /// shared fit (see `corpus::evaluate::fit_execute_offset`). Written down before sets AJ
-    /// and AK were labelled, and judged on AJ.
+    /// shared fit (see `corpus::evaluate::fit_execute_offset`). Judged by a rule written before
+    /// set AJ was labelled (catalog/corpus/preregistrations.md): on AJ, cost lower, right not
+    /// fewer, at most two more dangerous tools let through. The fit moved Execute's offset
+    /// from 1.55 to 1.45 and the shared one to 1.80 (Financial 0.13 to 0.15); on AJ (935 tools)
+    /// 777 right against 780, 17 let through against 16, cost 175 against 171: fewer Reads
+    /// and Writes called Execute (74 against 82), more called Destructive (39 against 29).
+    /// Failed; off.
     pub execute_offset: bool,
 }
 
