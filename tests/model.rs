@@ -41,6 +41,18 @@ fn the_packed_weights_are_the_shipped_text() {
     assert!(Table::from_packed(b"XXXX").is_err());
 }
 
+/// The ceiling for the weights embedded in the binary: 2 MB. Each set that joins the
+/// corpus adds features (1.66 MB at 38,261 features); this fails before the ceiling is passed
+/// unnoticed, and `Settings::prune` or `min_servers` is where to make room.
+#[test]
+fn the_embedded_weights_stay_under_two_megabytes() {
+    assert!(
+        PACKED.len() <= 2_000_000,
+        "the packed weights take {} bytes",
+        PACKED.len()
+    );
+}
+
 #[test]
 fn the_corpus_is_large_blind_labelled_and_split_before_tuning() {
     let c = corpus();
@@ -164,7 +176,14 @@ fn the_corpus_is_large_blind_labelled_and_split_before_tuning() {
 /// 86.0%, 12.0% of 831 (100), 36 of 63, 96.4% of 4,377 (408 servers, 5,535 tools); on the 316
 /// servers before, 88.6%, 86.1%, 10.8% of 697 (75, seven fewer), 23 of 38, 96.5% of 3,438.
 /// The new servers bring 134 dangerous tools to the split, of which the engine lets 25
-/// through: the dangerous-tools bar raised then, to 0.125.
+/// through: the dangerous-tools bar raised then, to 0.125. On 2026-12-06 the held sets AH (its
+/// ten), AI and AJ joined the corpus (a pre-registered change judged on the then unseen set AK:
+/// 1,114 of its 1,263 tools right against 1,113, cost 159 against 162); those that hash into
+/// the split joined it (42 servers, 521 tools): 88.3%, 85.7%, 11.9% of 892 (106), 51 of 76,
+/// 96.6% of 4,810 (450 servers, 6,056 tools); on the 408 servers before, 88.3% (4,885 against
+/// 4,905 with the weights before), 85.7%, 12.0% of 831 (100, as before), 38 of 63 (36 before).
+/// The refit Financial threshold fell from 0.13 to 0.09: more Read and Write tools are called
+/// Financial. The bars hold unchanged.
 /// The bars (95%, 93%, 3%, 90%) are not reached yet; raise these as the figures
 /// improve, and lower them only when the split's make-up changes, saying so here.
 const CATEGORY_AT_LEAST: f64 = 0.88;
