@@ -734,10 +734,10 @@ mod tests {
 
     #[test]
     fn an_execute_offset_of_its_own_leaves_unsure_reads_alone() {
-        // 100 Destructive tools the model half misses, among Reads it is surer of; 100 Execute
-        // tools it is sure of, and 200 Reads with a faint Execute reading. One shared offset
-        // large enough for the Destructives calls the faint Reads Execute too; an Execute
-        // offset of its own need not.
+        // 100 Destructive tools the model half misses (p 0.3), 100 Execute tools it is sure of,
+        // and 200 Reads with an Execute reading as faint as the Destructives' (p 0.3). One
+        // shared offset large enough for the Destructives calls the faint Reads Execute too; an
+        // Execute offset of its own need not.
         let half_destructive = [0.7, 0.0, 0.0, 0.3, 0.0];
         let faint_execute = [0.7, 0.0, 0.3, 0.0, 0.0];
         let mut probs = many(100, half_destructive, Category::Destructive);
