@@ -48,17 +48,30 @@ pub fn train_shipped(corpus: &Corpus, rules: &Engine) -> ModelText {
 /// The model trained as [`train_shipped`] trains it, with other settings (for experiments).
 pub fn train_with(corpus: &Corpus, rules: &Engine, settings: Settings) -> ModelText {
     let examples = training_examples(corpus, rules);
-    let (temperature, decision) = calibrate(&examples, settings);
+    let calibration = calibrate_recorded(&examples, settings);
     let mut m = train::train(&examples, settings);
-    m.temperature = temperature;
-    m.decision = decision;
+    m.temperature = calibration.temperature;
+    m.decision = calibration.decision;
     let draws = match settings.calibration_draws {
+        _ if !calibration.financial_thresholds.is_empty() => String::new(),
         0 | 1 => String::new(),
         n => format!(" of {n} draws of folds, pooled"),
     };
     m.comment.push_str(&format!(
         "; temperature, thresholds and offsets fitted on {CALIBRATION_FOLDS}-fold out-of-fold predictions{draws}"
     ));
+    if !calibration.financial_thresholds.is_empty() {
+        let each: Vec<String> = calibration
+            .financial_thresholds
+            .iter()
+            .map(|f| format!("{f:.2}"))
+            .collect();
+        m.comment.push_str(&format!(
+            "; the Financial threshold is the median of those fitted on {} draws of folds ({}), the offset refitted with it held",
+            each.len(),
+            each.join(", ")
+        ));
+    }
     m.rounded()
 }
 
@@ -108,16 +121,82 @@ fn fold_in_draw(server: &str, folds: usize, draw: usize) -> usize {
 /// `settings.calibration_draws` draws of folds are pooled, so that the fit does not follow the
 /// way one draw happened to deal the servers.
 pub fn calibrate(examples: &[Example], settings: Settings) -> (f64, Decision) {
+    let c = calibrate_recorded(examples, settings);
+    (c.temperature, c.decision)
+}
+
+/// What [`calibrate_recorded`] fitted.
+struct Calibration {
+    temperature: f64,
+    decision: Decision,
+    /// With `settings.financial_median_of`: the Financial threshold fitted on each draw, in
+    /// draw order (empty otherwise).
+    financial_thresholds: Vec<f64>,
+}
+
+/// [`calibrate`], keeping what a median Financial threshold was taken of (see
+/// `Settings::financial_median_of`; it calibrates on one draw, whatever
+/// `settings.calibration_draws` says).
+fn calibrate_recorded(examples: &[Example], settings: Settings) -> Calibration {
     let first = settings.calibration_first_draw;
-    let logits: Vec<([f64; 5], usize)> = (first..first + settings.calibration_draws.max(1))
-        .flat_map(|draw| out_of_fold(examples, settings, CALIBRATION_FOLDS, draw))
-        .collect();
-    let temperature = fit_temperature(&logits);
+    let of_draw = |draw: usize| out_of_fold(examples, settings, CALIBRATION_FOLDS, draw);
+    let n = settings.financial_median_of;
+    if n > 1 && settings.financial_at.is_none() && settings.fixed_decision.is_none() {
+        let single = Settings {
+            calibration_draws: 1,
+            financial_median_of: 0,
+            ..settings
+        };
+        let draws: Vec<_> = (first..first + n).map(of_draw).collect();
+        let thresholds: Vec<f64> = draws
+            .iter()
+            .map(|logits| {
+                let (_, d) = calibrate_on(examples, logits, 1, single);
+                d.thresholds[Category::Financial as usize]
+            })
+            .collect();
+        let median = median_of(&thresholds);
+        let held = Settings {
+            financial_at: Some(median),
+            ..single
+        };
+        let (temperature, decision) = calibrate_on(examples, &draws[0], 1, held);
+        return Calibration {
+            temperature,
+            decision,
+            financial_thresholds: thresholds,
+        };
+    }
+    let draws = settings.calibration_draws.max(1);
+    let logits: Vec<([f64; 5], usize)> = (first..first + draws).flat_map(of_draw).collect();
+    let (temperature, decision) = calibrate_on(examples, &logits, draws, settings);
+    Calibration {
+        temperature,
+        decision,
+        financial_thresholds: Vec::new(),
+    }
+}
+
+/// The middle value (the lower of the two middle ones for an even count).
+fn median_of(values: &[f64]) -> f64 {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    sorted[(sorted.len() - 1) / 2]
+}
+
+/// The temperature and decision fitted to `logits`: the out-of-fold predictions of `draws`
+/// draws of folds over `examples`, one after the other.
+fn calibrate_on(
+    examples: &[Example],
+    logits: &[([f64; 5], usize)],
+    draws: usize,
+    settings: Settings,
+) -> (f64, Decision) {
+    let temperature = fit_temperature(logits);
     let probs: Vec<([f64; 5], usize)> = logits
         .iter()
         .map(|(z, y)| (softmax(*z, temperature), *y))
         .collect();
-    let draws = settings.calibration_draws.max(1);
     let standing: Vec<Standing> = examples
         .iter()
         .map(|e| {
@@ -282,11 +361,11 @@ fn fit_decision(
             settings.financial_at,
         ),
         DecisionKind::Offsets if settings.execute_offset => {
-            let shared = fit_offsets(probs, standing, settings.danger_cap, false);
+            let shared = fit_offsets_at(probs, standing, settings, false);
             fit_execute_offset(probs, standing, settings.danger_cap, shared)
         }
-        DecisionKind::Offsets => fit_offsets(probs, standing, settings.danger_cap, false),
-        DecisionKind::Pooled => fit_offsets(probs, standing, settings.danger_cap, true),
+        DecisionKind::Offsets => fit_offsets_at(probs, standing, settings, false),
+        DecisionKind::Pooled => fit_offsets_at(probs, standing, settings, true),
     }
 }
 
@@ -375,9 +454,34 @@ fn fit_offsets(
     danger_cap: f64,
     pooled: bool,
 ) -> Decision {
+    fit_offsets_among(probs, standing, danger_cap, pooled, financial_grid())
+}
+
+/// [`fit_offsets`] with `settings`' cap, the Financial threshold held at
+/// `settings.financial_at` when it is set.
+fn fit_offsets_at(
+    probs: &[([f64; 5], usize)],
+    standing: &[Standing],
+    settings: Settings,
+    pooled: bool,
+) -> Decision {
+    match settings.financial_at {
+        Some(f) => fit_offsets_among(probs, standing, settings.danger_cap, pooled, [f].into_iter()),
+        None => fit_offsets(probs, standing, settings.danger_cap, pooled),
+    }
+}
+
+/// [`fit_offsets`], trying only the Financial thresholds `financials`.
+fn fit_offsets_among(
+    probs: &[([f64; 5], usize)],
+    standing: &[Standing],
+    danger_cap: f64,
+    pooled: bool,
+    financials: impl Iterator<Item = f64>,
+) -> Decision {
     let allowed = allowed(probs, danger_cap);
     let mut best: Option<(f64, Decision)> = None;
-    for f in financial_grid() {
+    for f in financials {
         for b in offset_grid() {
             let d = Decision {
                 pooled,
@@ -775,6 +879,37 @@ mod tests {
         assert_eq!(d.choose(&[0.75, 0.0, 0.25, 0.0, 0.0]), Category::Read);
         // Financial outright at its threshold, though Read is likelier.
         assert_eq!(d.choose(&[0.65, 0.0, 0.0, 0.0, 0.35]), Category::Financial);
+    }
+
+    #[test]
+    fn a_held_financial_threshold_is_kept_while_the_offset_is_fitted() {
+        // 40 Financial tools at p 0.2 and 40 Writes at 0.15: a free fit puts the threshold
+        // between them (0.17 to 0.19); held at 0.13 it calls the Writes Financial too, and the
+        // offset is still fitted (the half-missed Executes need one).
+        let mut probs = many(40, [0.0, 0.8, 0.0, 0.0, 0.2], Category::Financial);
+        probs.extend(many(40, [0.0, 0.85, 0.0, 0.0, 0.15], Category::Write));
+        probs.extend(many(100, [0.75, 0.0, 0.25, 0.0, 0.0], Category::Execute));
+        probs.extend(many(120, [0.75, 0.0, 0.25, 0.0, 0.0], Category::Read));
+        let none = vec![Standing::default(); probs.len()];
+        let free = fit_decision(&probs, &none, Settings::default());
+        let financial = free.thresholds[Category::Financial as usize];
+        assert!(financial > 0.15 && financial <= 0.2, "{free:?}");
+        let held = Settings {
+            financial_at: Some(0.13),
+            ..Settings::default()
+        };
+        let d = fit_decision(&probs, &none, held);
+        assert_eq!(d.thresholds[Category::Financial as usize], 0.13);
+        assert_eq!(d.choose(&[0.0, 0.85, 0.0, 0.0, 0.15]), Category::Financial);
+        assert_eq!(d.offsets, free.offsets, "{d:?} against {free:?}");
+        assert_eq!(d.choose(&[0.75, 0.0, 0.25, 0.0, 0.0]), Category::Execute);
+    }
+
+    #[test]
+    fn the_median_is_the_middle_value_or_the_lower_middle_one() {
+        assert_eq!(median_of(&[0.15, 0.07, 0.09, 0.13, 0.11]), 0.11);
+        assert_eq!(median_of(&[0.15, 0.07, 0.09, 0.13]), 0.09);
+        assert_eq!(median_of(&[1.01]), 1.01);
     }
 
     #[test]

@@ -106,9 +106,9 @@ pub struct Settings {
     /// this round, to mend their Financial count: over draws 0 to 4, 12,446.4 right, 264.8
     /// dangerous let through and 126.8 Financial found: Financial fell further. Off.
     pub stance_financial: bool,
-    /// For experiments, with `stance_offsets`: the Financial threshold held at this value
-    /// while the stance offsets are fitted (`model cv stance=1 financial=0.07`), instead of
-    /// fitted with them. Judged by a rule written before measuring, on set AG (which no
+    /// For experiments: the Financial threshold held at this value while the offsets (one, or
+    /// one per stance) are fitted (`model cv financial=0.07`), instead of fitted with them.
+    /// With `stance_offsets` (`model cv stance=1 financial=0.07`): Judged by a rule written before measuring, on set AG (which no
     /// stance fit had met) and on all seven held sets: the offsets came out as before (1.40,
     /// 1.30, 1.65), AG got 446 tools right against 451 (cost 89 against 84), and the seven
     /// sets cost 716 against 710. Failed; off.
@@ -123,6 +123,14 @@ pub struct Settings {
     /// and Writes called Execute (74 against 82), more called Destructive (39 against 29).
     /// Failed; off.
     pub execute_offset: bool,
+    /// For experiments: with N above one, the Financial threshold is the median of the N
+    /// thresholds fitted, each as the shipped fit makes it, on calibration draws
+    /// `calibration_first_draw` onwards; then the dangerous offset is refitted on the first
+    /// draw with the threshold held there (`model cv financial_median=5`). Change F of
+    /// catalog/corpus/preregistrations.md: the refit threshold moved between 0.07 and 0.15 from
+    /// one training run to the next, and that move, not the change under test, made most of
+    /// each difference in tools right.
+    pub financial_median_of: usize,
 }
 
 /// How calibration turns probabilities into a category (see `corpus::evaluate::calibrate`).
@@ -181,6 +189,7 @@ impl Default for Settings {
             stance_financial: false,
             financial_at: None,
             execute_offset: false,
+            financial_median_of: 0,
         }
     }
 }
