@@ -466,7 +466,13 @@ fn fit_offsets_at(
     pooled: bool,
 ) -> Decision {
     match settings.financial_at {
-        Some(f) => fit_offsets_among(probs, standing, settings.danger_cap, pooled, [f].into_iter()),
+        Some(f) => fit_offsets_among(
+            probs,
+            standing,
+            settings.danger_cap,
+            pooled,
+            [f].into_iter(),
+        ),
         None => fit_offsets(probs, standing, settings.danger_cap, pooled),
     }
 }
