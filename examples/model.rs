@@ -447,6 +447,7 @@ fn report(title: &str, scored: &[Scored], corpus: &Corpus) {
     let figures = evaluate::Figures::of(scored);
     out!("{}", figures.to_text().trim_end());
     agreed(scored, corpus);
+    close_calls(scored, corpus);
     out!(
         "right: category {}, severity {}, of {}",
         figures.category_right,
@@ -496,6 +497,36 @@ fn agreed(scored: &[Scored], corpus: &Corpus) {
         percent(agree, twice),
         percent(right, agree),
         percent(pairs_right, pairs)
+    );
+}
+
+/// How many misses are the other reading the labeller named: the instructions ask for
+/// "close call vs CATEGORY (...)" in the reason when a label was a close call, so such a miss is
+/// a verdict the labeller weighed and found slightly less fitting, not one nobody would give.
+/// Reported beside the figures, never counted as right.
+fn close_calls(scored: &[Scored], corpus: &Corpus) {
+    let labels: std::collections::HashMap<(&str, &str), &mcprisk::corpus::Label> = corpus
+        .servers
+        .iter()
+        .flat_map(|s| {
+            s.tools
+                .iter()
+                .map(move |t| ((s.id.as_str(), t.tool.name.as_str()), &t.label))
+        })
+        .collect();
+    let misses: Vec<&Scored> = scored.iter().filter(|s| s.category != s.label).collect();
+    let named = misses
+        .iter()
+        .filter(|s| {
+            labels
+                .get(&(s.server.as_str(), s.tool.as_str()))
+                .is_some_and(|l| l.names_close_call(s.category))
+        })
+        .count();
+    out!(
+        "misses that are the close call the labeller named: {named} of {} ({:.1}%)",
+        misses.len(),
+        percent(named, misses.len())
     );
 }
 

@@ -44,6 +44,24 @@ pub struct Label {
     pub why: String,
 }
 
+impl Label {
+    /// Whether the reason names `category` as the close call: the labelling instructions ask
+    /// for "close call vs CATEGORY (...)" when a label was one, so a verdict it names is the
+    /// other reading the labeller weighed. Only the first three words after "close call vs"
+    /// count ("close call vs Execute or Write" names both; any case).
+    pub fn names_close_call(&self, category: Category) -> bool {
+        let why = self.why.to_lowercase();
+        let wanted = category.as_str().to_lowercase();
+        why.match_indices("close call vs ").any(|(i, m)| {
+            why[i + m.len()..]
+                .split(|c: char| !c.is_alphanumeric())
+                .filter(|w| !w.is_empty())
+                .take(3)
+                .any(|w| w == wanted)
+        })
+    }
+}
+
 /// A server's tool list file.
 #[derive(Debug, Deserialize)]
 struct ToolsFile {
@@ -198,5 +216,28 @@ mod tests {
         assert!(in_test_split("io.github.modelcontextprotocol/server-git"));
         // ... and for npm/@hubspot/mcp-server it starts e5c2b367.
         assert!(!in_test_split("npm/@hubspot/mcp-server"));
+    }
+
+    fn label(why: &str) -> Label {
+        Label {
+            name: "t".into(),
+            category: Category::Write,
+            severity: Severity::Medium,
+            why: why.into(),
+        }
+    }
+
+    #[test]
+    fn a_reason_names_its_close_call_and_nothing_else() {
+        let l = label("marks a record closed; close call vs Execute (ending something)");
+        assert!(l.names_close_call(Category::Execute));
+        assert!(!l.names_close_call(Category::Destructive));
+        let both = label("overwrites the file; Close call vs destructive or Execute");
+        assert!(both.names_close_call(Category::Destructive));
+        assert!(both.names_close_call(Category::Execute));
+        // A category named later in the reason, not as the close call, does not count.
+        let later = label("close call vs Medium (returns private messages); not Execute");
+        assert!(!later.names_close_call(Category::Execute));
+        assert!(!label("adds a comment").names_close_call(Category::Read));
     }
 }
