@@ -374,6 +374,7 @@ fn settings_from(args: &[String]) -> train::Settings {
             "verdicts" => s.calibrate_on_verdicts = v == "1",
             "execute" => s.execute_offset = v == "1",
             "financial_median" => s.financial_median_of = v.parse().unwrap(),
+            "close_call" => s.close_call_share = v.parse().unwrap(),
             "stance" => {
                 s.stance_offsets = v == "1" || v == "2";
                 s.stance_financial = v == "2";

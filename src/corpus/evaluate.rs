@@ -23,6 +23,7 @@ pub fn example(rules: &Engine, server: &str, t: &Labelled) -> Example {
         rules_verdict: view.rules_verdict,
         rules_decide: view.rules_decide,
         floor: view.floor,
+        close_call: t.label.close_call(),
     }
 }
 

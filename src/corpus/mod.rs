@@ -50,15 +50,35 @@ impl Label {
     /// other reading the labeller weighed. Only the first three words after "close call vs"
     /// count ("close call vs Execute or Write" names both; any case).
     pub fn names_close_call(&self, category: Category) -> bool {
-        let why = self.why.to_lowercase();
-        let wanted = category.as_str().to_lowercase();
-        why.match_indices("close call vs ").any(|(i, m)| {
-            why[i + m.len()..]
-                .split(|c: char| !c.is_alphanumeric())
-                .filter(|w| !w.is_empty())
-                .take(3)
-                .any(|w| w == wanted)
+        self.close_call_words()
+            .iter()
+            .any(|w| *w == category.as_str().to_lowercase())
+    }
+
+    /// The category the reason names as the close call: the first among the three words after
+    /// "close call vs" that is a category other than the label (none when the close call is a
+    /// severity, or there is none).
+    pub fn close_call(&self) -> Option<Category> {
+        self.close_call_words().iter().find_map(|w| {
+            Category::ALL
+                .into_iter()
+                .find(|c| c.as_str().to_lowercase() == *w && *c != self.category)
         })
+    }
+
+    /// The first three words after each "close call vs" in the reason, lowercased.
+    fn close_call_words(&self) -> Vec<String> {
+        let why = self.why.to_lowercase();
+        why.match_indices("close call vs ")
+            .flat_map(|(i, m)| {
+                why[i + m.len()..]
+                    .split(|c: char| !c.is_alphanumeric())
+                    .filter(|w| !w.is_empty())
+                    .take(3)
+                    .map(str::to_string)
+                    .collect::<Vec<_>>()
+            })
+            .collect()
     }
 }
 
@@ -239,5 +259,18 @@ mod tests {
         let later = label("close call vs Medium (returns private messages); not Execute");
         assert!(!later.names_close_call(Category::Execute));
         assert!(!label("adds a comment").names_close_call(Category::Read));
+    }
+
+    #[test]
+    fn the_close_call_is_the_first_other_category_named() {
+        // The label is Write: "Write or Destructive" names Destructive as the other reading.
+        let l = label("replaces a note; close call vs Write or Destructive (overwrites)");
+        assert_eq!(l.close_call(), Some(Category::Destructive));
+        assert_eq!(label("close call vs Medium (a path)").close_call(), None);
+        assert_eq!(label("adds a tag").close_call(), None);
+        assert_eq!(
+            label("close call vs Read (bookkeeping)").close_call(),
+            Some(Category::Read)
+        );
     }
 }
