@@ -106,11 +106,13 @@ impl Tracked {
 
     /// Asserts the server's process group and every recorded pid are gone. SIGKILL is delivered
     /// asynchronously and an orphaned grandchild is reaped by init, so this allows a moment for
-    /// that; a zombie counts as gone (it runs nothing).
+    /// that; a zombie counts as gone (it runs nothing). Five seconds: on a loaded machine (a CI
+    /// run beside two trainings and a harvest on two cores) one was once not enough; a process
+    /// really left behind sleeps 300 s, so the wait cannot hide one.
     pub fn assert_gone(&self) {
         let pids = self.pids();
         let pgid = pids[0];
-        let deadline = Instant::now() + Duration::from_secs(1);
+        let deadline = Instant::now() + Duration::from_secs(5);
         loop {
             let left = live_group_members(pgid);
             let stray: Vec<i32> = pids.iter().copied().filter(|&p| is_running(p)).collect();
