@@ -147,8 +147,9 @@ pub struct Settings {
     /// on AM and AN, which neither had trained on, 2,335 against 2,320, cost 365 against 383.
     /// But its refit Financial threshold falls to 0.07 (offset 1.50), and on the 16 shared
     /// servers it gets 227 of 235 (96.6%, under the 98% bar: paddle's product, address
-    /// and previews called Financial, git_reset and write_file Destructive). Off until a
-    /// decision that keeps that bar comes with it.
+    /// and previews called Financial, git_reset and write_file Destructive). With the
+    /// threshold held at 0.13 (`financial=0.13`) still 228 of 235: the soft labels lift
+    /// dangerous readings of Write tools generally, not only Financial. Off.
     pub close_call_share: f64,
 }
 
