@@ -340,21 +340,24 @@ fn main() -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// The labeller's reason for each training tool, looked up by a scored tool.
+/// The labeller's reason for each tool, looked up by a scored tool.
 fn label_reasons<'c>(corpus: &'c Corpus) -> impl Fn(&Scored) -> &'c str + 'c {
-    let why: std::collections::HashMap<(&str, &str), &str> = corpus
-        .split(false)
+    let label = label_of(corpus);
+    move |s| label(s).map_or("", |l| l.why.as_str())
+}
+
+/// Each tool's label, looked up by a scored tool.
+fn label_of<'c>(corpus: &'c Corpus) -> impl Fn(&Scored) -> Option<&'c mcprisk::corpus::Label> + 'c {
+    let labels: std::collections::HashMap<(&str, &str), &mcprisk::corpus::Label> = corpus
+        .servers
+        .iter()
         .flat_map(|s| {
             s.tools
                 .iter()
-                .map(move |t| ((s.id.as_str(), t.tool.name.as_str()), t.label.why.as_str()))
+                .map(move |t| ((s.id.as_str(), t.tool.name.as_str()), &t.label))
         })
         .collect();
-    move |s| {
-        why.get(&(s.server.as_str(), s.tool.as_str()))
-            .copied()
-            .unwrap_or_default()
-    }
+    move |s| labels.get(&(s.server.as_str(), s.tool.as_str())).copied()
 }
 
 fn settings_from(args: &[String]) -> train::Settings {
@@ -506,23 +509,11 @@ fn agreed(scored: &[Scored], corpus: &Corpus) {
 /// a verdict the labeller weighed and found slightly less fitting, not one nobody would give.
 /// Reported beside the figures, never counted as right.
 fn close_calls(scored: &[Scored], corpus: &Corpus) {
-    let labels: std::collections::HashMap<(&str, &str), &mcprisk::corpus::Label> = corpus
-        .servers
-        .iter()
-        .flat_map(|s| {
-            s.tools
-                .iter()
-                .map(move |t| ((s.id.as_str(), t.tool.name.as_str()), &t.label))
-        })
-        .collect();
+    let label = label_of(corpus);
     let misses: Vec<&Scored> = scored.iter().filter(|s| s.category != s.label).collect();
     let named = misses
         .iter()
-        .filter(|s| {
-            labels
-                .get(&(s.server.as_str(), s.tool.as_str()))
-                .is_some_and(|l| l.names_close_call(s.category))
-        })
+        .filter(|s| label(s).is_some_and(|l| l.names_close_call(s.category)))
         .count();
     out!(
         "misses that are the close call the labeller named: {named} of {} ({:.1}%)",

@@ -240,7 +240,7 @@ pub fn train(examples: &[Example], settings: Settings) -> ModelText {
         .enumerate()
         .map(|(i, k)| (*k, i as u32))
         .collect();
-    let rows: Vec<Vec<u32>> = examples
+    let mut rows: Vec<Vec<u32>> = examples
         .iter()
         .map(|e| {
             let mut r: Vec<u32> = e
@@ -253,7 +253,7 @@ pub fn train(examples: &[Example], settings: Settings) -> ModelText {
             r
         })
         .collect();
-    let labels: Vec<usize> = examples.iter().map(|e| class_index(e.label)).collect();
+    let mut labels: Vec<usize> = examples.iter().map(|e| class_index(e.label)).collect();
     let mut counts = [0usize; K];
     for &y in &labels {
         counts[y] += 1;
@@ -271,7 +271,7 @@ pub fn train(examples: &[Example], settings: Settings) -> ModelText {
         *per_server.entry(&e.server).or_default() += 1;
     }
     let mean_tools = examples.len() as f64 / per_server.len().max(1) as f64;
-    let weights: Vec<f64> = examples
+    let mut weights: Vec<f64> = examples
         .iter()
         .zip(&labels)
         .map(|(e, &y)| {
@@ -282,7 +282,6 @@ pub fn train(examples: &[Example], settings: Settings) -> ModelText {
     // A close call counts twice: `close_call_share` of the example's weight towards the named
     // category, the rest towards the label (the soft target's cross-entropy, term by term).
     let share = settings.close_call_share;
-    let (mut rows, mut labels, mut weights) = (rows, labels, weights);
     if share > 0.0 {
         for (i, e) in examples.iter().enumerate() {
             if let Some(c) = e.close_call.filter(|c| *c != e.label) {
