@@ -378,6 +378,7 @@ fn settings_from(args: &[String]) -> train::Settings {
             "execute" => s.execute_offset = v == "1",
             "financial_median" => s.financial_median_of = v.parse().unwrap(),
             "close_call" => s.close_call_share = v.parse().unwrap(),
+            "close_call_down" => s.close_call_down_only = v == "1",
             "stance" => {
                 s.stance_offsets = v == "1" || v == "2";
                 s.stance_financial = v == "2";

@@ -151,6 +151,17 @@ pub struct Settings {
     /// threshold held at 0.13 (`financial=0.13`) still 228 of 235: the soft labels lift
     /// dangerous readings of Write tools generally, not only Financial. Off.
     pub close_call_share: f64,
+    /// For experiments, with `close_call_share`: only a close call less dangerous than the
+    /// label (in `Category`'s order) counts (`model train OUT close_call=0.25
+    /// close_call_down=1`). Change K2 of catalog/corpus/preregistrations.md: K's soft labels
+    /// lifted Write tools' dangerous readings, since most close calls named on Write labels
+    /// are Destructive or Execute; softening only downwards keeps K's doubt about the
+    /// dangerous labels without teaching the model that Write tools might be dangerous.
+    /// Trained on J5's corpus before set AP had a label, it refit the offset to 1.80 (shipped
+    /// 1.55) and the Financial threshold to 0.09: the softer dangerous class is answered by a
+    /// larger offset, which lifts Write tools again, and the 16 shared servers fell to 229 of
+    /// 235, under their 98% bar. Not put to a judgement; off.
+    pub close_call_down_only: bool,
 }
 
 /// How calibration turns probabilities into a category (see `corpus::evaluate::calibrate`).
@@ -211,6 +222,7 @@ impl Default for Settings {
             execute_offset: false,
             financial_median_of: 0,
             close_call_share: 0.0,
+            close_call_down_only: false,
         }
     }
 }
@@ -284,7 +296,9 @@ pub fn train(examples: &[Example], settings: Settings) -> ModelText {
     let share = settings.close_call_share;
     if share > 0.0 {
         for (i, e) in examples.iter().enumerate() {
-            if let Some(c) = e.close_call.filter(|c| *c != e.label) {
+            let counts =
+                |c: &Category| *c != e.label && (!settings.close_call_down_only || *c < e.label);
+            if let Some(c) = e.close_call.filter(counts) {
                 rows.push(rows[i].clone());
                 labels.push(class_index(c));
                 weights.push(weights[i] * share);
@@ -578,5 +592,49 @@ mod tests {
         assert!(hard < soft, "hard {hard}, soft {soft}");
         // Still Write's word: a quarter does not outvote three quarters.
         assert!(soft < 0.0, "soft {soft}");
+    }
+
+    #[test]
+    fn down_only_close_calls_soften_a_label_towards_a_milder_category_alone() {
+        // "n0:stop" is labelled Write, a close call against Execute (more dangerous);
+        // "n0:kill" is labelled Execute, a close call against Write (milder).
+        let examples: Vec<Example> = ["a", "b", "c"]
+            .iter()
+            .flat_map(|s| {
+                [
+                    Example {
+                        close_call: Some(Category::Execute),
+                        ..ex(s, &["n0:stop"], Category::Write)
+                    },
+                    Example {
+                        close_call: Some(Category::Write),
+                        ..ex(s, &["n0:kill"], Category::Execute)
+                    },
+                    ex(s, &["n0:list"], Category::Read),
+                ]
+            })
+            .collect();
+        let lean = |key: &str, share: f64, down: bool| {
+            let m = train(
+                &examples,
+                Settings {
+                    close_call_share: share,
+                    close_call_down_only: down,
+                    ..Settings::default()
+                },
+            );
+            let w = &m.weights.iter().find(|(k, _)| k == key).unwrap().1;
+            w[class_index(Category::Execute)] - w[class_index(Category::Write)]
+        };
+        // The milder close call softens, as with every close call counted.
+        assert!(lean("n0:kill", 0.25, true) < lean("n0:kill", 0.0, false));
+        // The more dangerous one does not: the Write label stays nearer the hard one than
+        // where every close call counted (it moves a little, as the classes' sizes change).
+        let (hard, down) = (lean("n0:stop", 0.0, false), lean("n0:stop", 0.25, true));
+        let all = lean("n0:stop", 0.25, false);
+        assert!(
+            down - hard < all - down,
+            "hard {hard}, down {down}, all {all}"
+        );
     }
 }
