@@ -376,7 +376,11 @@ fn settings_from(args: &[String]) -> train::Settings {
             "first_draw" => s.calibration_first_draw = v.parse().unwrap(),
             "verdicts" => s.calibrate_on_verdicts = v == "1",
             "execute" => s.execute_offset = v == "1",
-            "financial_median" => s.financial_median_of = v.parse().unwrap(),
+            "financial_median" => {
+                // The median replaces the held threshold.
+                s.financial_median_of = v.parse().unwrap();
+                s.financial_at = None;
+            }
             "close_call" => s.close_call_share = v.parse().unwrap(),
             "close_call_down" => s.close_call_down_only = v == "1",
             "stance" => {
@@ -391,6 +395,7 @@ fn settings_from(args: &[String]) -> train::Settings {
                     _ => panic!("decision is thresholds, offsets or pooled"),
                 }
             }
+            "financial" if v == "fit" => s.financial_at = None,
             "financial" => s.financial_at = Some(v.parse().unwrap()),
             "fixed" => {
                 let (offset, financial) = v.split_once(',').expect("fixed=OFFSET,FINANCIAL");

@@ -193,13 +193,19 @@ fn the_corpus_is_large_blind_labelled_and_split_before_tuning() {
 /// into the split joined it (37 servers, 475 tools): 88.5%, 86.0%, 11.3% of 1,029 (116), 70 of
 /// 99, 96.6% of 5,574 (519 servers, 7,016 tools); on the 482 servers before, 88.5% (5,786
 /// against 5,774), 85.9%, 11.5% of 949 (109 against 106), 51 of 77 (50 before). The bars hold
-/// unchanged.
+/// unchanged. Then the held set AO joined, with the Financial threshold held at 0.13 (J5b,
+/// judged on the then unseen set AP: 1,022 of its 1,241 tools right against 1,010, cost 241
+/// against 254); those that hash into the split joined it (19 servers, 230 tools): 88.5%,
+/// 86.0%, 10.8% of 1,048 (113), 70 of 99, 96.6% of 5,748 (538 servers, 7,246 tools); on the
+/// 519 servers before, 88.6% (6,213 against 6,209), 86.0%, 10.9% of 1,029 (112 against 116),
+/// 70 of 99 (as before). Financial recall has stood at 70 of 99 through two joins: raised then,
+/// to 0.65, and the dangerous-tools bar lowered to 0.12.
 /// The bars (95%, 93%, 3%, 90%) are not reached yet; raise these as the figures
 /// improve, and lower them only when the split's make-up changes, saying so here.
 const CATEGORY_AT_LEAST: f64 = 0.88;
 const SEVERITY_AT_LEAST: f64 = 0.855;
-const DANGEROUS_AS_BENIGN_AT_MOST: f64 = 0.125;
-const FINANCIAL_RECALL_AT_LEAST: f64 = 0.52;
+const DANGEROUS_AS_BENIGN_AT_MOST: f64 = 0.12;
+const FINANCIAL_RECALL_AT_LEAST: f64 = 0.65;
 /// Of the verdicts with confidence 0.9 or more, at least this share is right (the bar).
 const CONFIDENT_RIGHT_AT_LEAST: f64 = 0.95;
 

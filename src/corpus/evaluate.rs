@@ -61,6 +61,14 @@ pub fn train_with(corpus: &Corpus, rules: &Engine, settings: Settings) -> ModelT
     m.comment.push_str(&format!(
         "; temperature, thresholds and offsets fitted on {CALIBRATION_FOLDS}-fold out-of-fold predictions{draws}"
     ));
+    if let (true, Some(f)) = (
+        calibration.financial_thresholds.is_empty(),
+        settings.financial_at,
+    ) {
+        m.comment.push_str(&format!(
+            "; the Financial threshold held at {f:.2}, the offsets fitted with it"
+        ));
+    }
     if !calibration.financial_thresholds.is_empty() {
         let each: Vec<String> = calibration
             .financial_thresholds
@@ -898,7 +906,11 @@ mod tests {
         probs.extend(many(100, [0.75, 0.0, 0.25, 0.0, 0.0], Category::Execute));
         probs.extend(many(120, [0.75, 0.0, 0.25, 0.0, 0.0], Category::Read));
         let none = vec![Standing::default(); probs.len()];
-        let free = fit_decision(&probs, &none, Settings::default());
+        let fitted = Settings {
+            financial_at: None,
+            ..Settings::default()
+        };
+        let free = fit_decision(&probs, &none, fitted);
         let financial = free.thresholds[Category::Financial as usize];
         assert!(financial > 0.15 && financial <= 0.2, "{free:?}");
         let held = Settings {

@@ -111,9 +111,10 @@ pub struct Settings {
     /// this round, to mend their Financial count: over draws 0 to 4, 12,446.4 right, 264.8
     /// dangerous let through and 126.8 Financial found: Financial fell further. Off.
     pub stance_financial: bool,
-    /// For experiments: the Financial threshold held at this value while the offsets (one, or
-    /// one per stance) are fitted (`model cv financial=0.07`), instead of fitted with them.
-    /// With `stance_offsets` (`model cv stance=1 financial=0.07`): Judged by a rule written before measuring, on set AG (which no
+    /// The Financial threshold held at this value while the offsets (one, or one per stance)
+    /// are fitted; none: fitted with them (`model cv financial=fit`). Shipped held at
+    /// [`FINANCIAL_THRESHOLD`] since change J5b. Before that, for experiments only
+    /// (`model cv financial=0.07`). With `stance_offsets` (`model cv stance=1 financial=0.07`): Judged by a rule written before measuring, on set AG (which no
     /// stance fit had met) and on all seven held sets: the offsets came out as before (1.40,
     /// 1.30, 1.65), AG got 446 tools right against 451 (cost 89 against 84), and the seven
     /// sets cost 716 against 710. Failed; off.
@@ -200,6 +201,18 @@ pub enum DecisionKind {
 /// 0.10: 88.8%, 9.1%; 0.08: 86.9%, 7.7%; 0.06: 84.4%, 5.9% (`model cv cap=X`).
 pub const DANGER_CAP: f64 = 0.125;
 
+/// The Financial threshold the shipped decision holds while its offset is fitted.
+///
+/// Fitted afresh, it moved between 0.07 and 0.17 from one training run to the next (change F's
+/// five calibration draws alone gave 0.09 to 0.17), and whenever it fell to 0.09 or below,
+/// paddle's previews and GitHub's `transfer_repository_ownership` were called Financial and the
+/// 16 shared servers fell under their 98% bar. Change J5b of catalog/corpus/preregistrations.md
+/// held it at 0.13, the value then shipped, when set AO joined training; judged on set AP by a
+/// rule written before AP was labelled: 1,022 tools right against 1,010, cost 241 against 254,
+/// the shared servers 231 of 235. (AO joined with the threshold fitted, J5, refit it to 0.09
+/// and failed that bar, 230 of 235.)
+pub const FINANCIAL_THRESHOLD: f64 = 0.13;
+
 impl Default for Settings {
     fn default() -> Settings {
         Settings {
@@ -218,7 +231,7 @@ impl Default for Settings {
             calibrate_on_verdicts: false,
             stance_offsets: false,
             stance_financial: false,
-            financial_at: None,
+            financial_at: Some(FINANCIAL_THRESHOLD),
             execute_offset: false,
             financial_median_of: 0,
             close_call_share: 0.0,
