@@ -61,15 +61,13 @@ pub fn train_with(corpus: &Corpus, rules: &Engine, settings: Settings) -> ModelT
     m.comment.push_str(&format!(
         "; temperature, thresholds and offsets fitted on {CALIBRATION_FOLDS}-fold out-of-fold predictions{draws}"
     ));
-    if let (true, Some(f)) = (
-        calibration.financial_thresholds.is_empty(),
-        settings.financial_at,
-    ) {
-        m.comment.push_str(&format!(
-            "; the Financial threshold held at {f:.2}, the offsets fitted with it"
-        ));
-    }
-    if !calibration.financial_thresholds.is_empty() {
+    if calibration.financial_thresholds.is_empty() {
+        if let Some(f) = settings.financial_at {
+            m.comment.push_str(&format!(
+                "; the Financial threshold held at {f:.2}, the offsets fitted with it"
+            ));
+        }
+    } else {
         let each: Vec<String> = calibration
             .financial_thresholds
             .iter()

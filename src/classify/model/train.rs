@@ -574,6 +574,13 @@ mod tests {
         assert_eq!(with(100.0), 0);
     }
 
+    /// How far `key`'s weights lean to Execute over Write, trained on `examples` so.
+    fn execute_over_write(examples: &[Example], key: &str, settings: Settings) -> f64 {
+        let m = train(examples, settings);
+        let w = &m.weights.iter().find(|(k, _)| k == key).unwrap().1;
+        w[class_index(Category::Execute)] - w[class_index(Category::Write)]
+    }
+
     #[test]
     fn a_named_close_call_moves_weight_towards_it_only_when_asked() {
         // "n0:stop" is labelled Write everywhere, each time a close call against Execute.
@@ -591,15 +598,11 @@ mod tests {
             })
             .collect();
         let lean = |share: f64| {
-            let m = train(
-                &examples,
-                Settings {
-                    close_call_share: share,
-                    ..Settings::default()
-                },
-            );
-            let w = &m.weights.iter().find(|(k, _)| k == "n0:stop").unwrap().1;
-            w[class_index(Category::Execute)] - w[class_index(Category::Write)]
+            let settings = Settings {
+                close_call_share: share,
+                ..Settings::default()
+            };
+            execute_over_write(&examples, "n0:stop", settings)
         };
         let (hard, soft) = (lean(0.0), lean(0.25));
         assert!(hard < soft, "hard {hard}, soft {soft}");
@@ -628,16 +631,12 @@ mod tests {
             })
             .collect();
         let lean = |key: &str, share: f64, down: bool| {
-            let m = train(
-                &examples,
-                Settings {
-                    close_call_share: share,
-                    close_call_down_only: down,
-                    ..Settings::default()
-                },
-            );
-            let w = &m.weights.iter().find(|(k, _)| k == key).unwrap().1;
-            w[class_index(Category::Execute)] - w[class_index(Category::Write)]
+            let settings = Settings {
+                close_call_share: share,
+                close_call_down_only: down,
+                ..Settings::default()
+            };
+            execute_over_write(&examples, key, settings)
         };
         // The milder close call softens, as with every close call counted.
         assert!(lean("n0:kill", 0.25, true) < lean("n0:kill", 0.0, false));
