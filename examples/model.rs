@@ -8,7 +8,8 @@
 //!     cargo run --release --example model -- test          the frozen test split's figures (report them; never tune on them)
 //!     cargo run --release --example model -- score DIR     the shipped engine on every server of another labelled set
 //!                                                          (laid out as catalog/corpus is), e.g. one labelled before it joins
-//!     cargo run --release --example model -- held          every held set in catalog/corpus/held scored so, and their sum
+//!     cargo run --release --example model -- held [SET...] every held set in catalog/corpus/held (or those named)
+//!                                                          scored so, and their sum
 //!
 //! `scripts/train-model.sh` runs `train`. `MODEL_WEIGHTS=FILE` has `test`, `score`, `held`,
 //! `speed` and `verdicts` run on other weights (made by `train OUT key=value...`), without
@@ -215,8 +216,9 @@ fn main() -> ExitCode {
             report(&format!("{dir}, every server"), &scored, &other);
         }
         Some("held") => {
-            // Every held set (catalog/corpus/held/*), scored as `score` scores one, a row each
-            // and their sum: the counts a rule written before measuring a change compares.
+            // Every held set (catalog/corpus/held/*), or only those named (`held AS AT`), scored
+            // as `score` scores one, a row each and their sum: the counts a rule written before
+            // measuring a change compares, pooled over the sets it names.
             let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("catalog/corpus/held");
             let mut sets: Vec<_> = std::fs::read_dir(&root)
                 .expect("catalog/corpus/held")
@@ -224,6 +226,17 @@ fn main() -> ExitCode {
                 .filter(|p| p.is_dir())
                 .collect();
             sets.sort();
+            let named = &args[1..];
+            if let Some(missing) = named
+                .iter()
+                .find(|n| !sets.iter().any(|p| p.ends_with(n.as_str())))
+            {
+                eprintln!("no held set {missing} in {}", root.display());
+                return ExitCode::from(2);
+            }
+            if !named.is_empty() {
+                sets.retain(|p| named.iter().any(|n| p.ends_with(n.as_str())));
+            }
             let mut sum = [0usize; 8];
             for dir in &sets {
                 let held = match Corpus::load(dir) {
@@ -332,7 +345,7 @@ fn main() -> ExitCode {
             eprintln!(
                 "usage: model train [OUT [key=value...]] | cv [key=value...] | cv-spread [N [key=value...]] \
                  | cv-verdicts | misses | severity-misses | rules-verdicts | verdicts | keys | speed \
-                 | test | score DIR | held   (MODEL_CORPUS=DIR, MODEL_WEIGHTS=FILE: see the file's head)"
+                 | test | score DIR | held [SET...]   (MODEL_CORPUS=DIR, MODEL_WEIGHTS=FILE: see the file's head)"
             );
             return ExitCode::from(2);
         }
