@@ -12,12 +12,16 @@ mod record;
 #[path = "src/classify/model/fnv.rs"]
 mod fnv;
 
+#[path = "src/classify/model/lexnames.rs"]
+mod lexnames;
+
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 fn main() {
     embed_rules();
     pack_weights();
+    pack_word_classes();
     let dir = std::env::var("MCPRISK_EMBED_CATALOG")
         .map(PathBuf::from)
         .unwrap_or_else(|_| PathBuf::from("catalog/servers"));
@@ -165,6 +169,52 @@ fn pack_weights() {
         out.extend_from_slice(key.as_bytes());
     }
     let dest = Path::new(&std::env::var("OUT_DIR").unwrap()).join("weights.bin");
+    std::fs::write(dest, out).unwrap();
+}
+
+/// The word classes of `catalog/model/word-classes.tsv`, packed as `src/classify/model/classes.rs`
+/// reads them: the count (u32), each word's end (u32), verb classes, noun classes (a byte each),
+/// then the words. The words must be ascending (a lookup searches them by halves).
+fn pack_word_classes() {
+    let path = Path::new("catalog/model/word-classes.tsv");
+    println!("cargo:rerun-if-changed={}", path.display());
+    let text = std::fs::read_to_string(path).expect("catalog/model/word-classes.tsv");
+    let class = |name: &str, n: usize| -> u8 {
+        if name == "-" {
+            return 0;
+        }
+        let i = lexnames::CLASS_NAMES
+            .iter()
+            .position(|c| *c == name)
+            .unwrap_or_else(|| panic!("{}:{}: unknown class {name:?}", path.display(), n + 1));
+        i as u8 + 1
+    };
+    let mut rows: Vec<(&str, u8, u8)> = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        if line.starts_with('#') || line.is_empty() {
+            continue;
+        }
+        let cols: Vec<&str> = line.split('\t').collect();
+        let [word, verb, noun] = cols[..] else {
+            panic!("{}:{}: expected a word and two classes", path.display(), n + 1);
+        };
+        if rows.last().is_some_and(|r| r.0 >= word) {
+            panic!("{}:{}: {word:?} is out of order", path.display(), n + 1);
+        }
+        rows.push((word, class(verb, n), class(noun, n)));
+    }
+    let mut out: Vec<u8> = (rows.len() as u32).to_le_bytes().to_vec();
+    let mut end = 0u32;
+    for (w, _, _) in &rows {
+        end += w.len() as u32;
+        out.extend_from_slice(&end.to_le_bytes());
+    }
+    out.extend(rows.iter().map(|r| r.1));
+    out.extend(rows.iter().map(|r| r.2));
+    for (w, _, _) in &rows {
+        out.extend_from_slice(w.as_bytes());
+    }
+    let dest = Path::new(&std::env::var("OUT_DIR").unwrap()).join("word_classes.bin");
     std::fs::write(dest, out).unwrap();
 }
 

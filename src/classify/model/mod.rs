@@ -5,7 +5,9 @@
 //! The rules keep the strong, explainable evidence and the hard constraints; the model decides
 //! where the rules are weak or silent (see `Engine::classify`).
 
+pub mod classes;
 pub mod fnv;
+pub mod lexnames;
 pub mod tokens;
 pub mod train;
 pub mod weights;
@@ -226,6 +228,10 @@ pub fn describe_key(place: Place, key: &str, description: &Words, f: &Features) 
             out.push_str(rest);
             return out;
         }
+        Place::NameClass | Place::NameFirstClass | Place::LeadClass => {
+            describe_class(place, rest, description, f, &mut out);
+            return out;
+        }
         _ => {}
     }
     let argument = matches!(place, Place::Property | Place::Switch | Place::FreeText);
@@ -247,6 +253,39 @@ pub fn describe_key(place: Place, key: &str, description: &Words, f: &Features) 
         out.push_str(place.describe());
     }
     out
+}
+
+/// A word-class key (`v+cognition`) in words, with the word of the tool that has the class:
+/// `'factor' (a cognition verb) first in the name`.
+fn describe_class(place: Place, key: &str, description: &Words, f: &Features, out: &mut String) {
+    let (pos, class) = key.split_once('+').unwrap_or(("v", key));
+    let has = |w: &&str| {
+        classes::of(w).is_some_and(|c| {
+            if pos == "n" {
+                c.noun == Some(class)
+            } else {
+                c.verb == Some(class)
+            }
+        })
+    };
+    let word = if place == Place::LeadClass {
+        description.iter().find(has)
+    } else {
+        f.name_words.iter().find(has)
+    };
+    if let Some(w) = word {
+        out.push('\'');
+        out.push_str(w);
+        out.push_str("' (");
+    }
+    out.push_str(if class.starts_with(['a', 'e', 'o']) { "an " } else { "a " });
+    out.push_str(class);
+    out.push_str(if pos == "n" { " noun" } else { " verb" });
+    if word.is_some() {
+        out.push(')');
+    }
+    out.push(' ');
+    out.push_str(place.describe());
 }
 
 /// The word of the tool that a stem came from, as the tool spells it (lowercased).

@@ -15,6 +15,7 @@
 //! running classifier only hashes them (see [`KeySink`]), so the two must emit the same bytes.
 
 use super::super::features::Features;
+use super::classes;
 use super::super::words::{prose_words_into, Words};
 use crate::model::Tool;
 
@@ -68,6 +69,12 @@ pub enum Place {
     Rule,
     /// The rules' own verdict.
     RuleVerdict,
+    /// The WordNet class of a name word, as a verb and as a noun (see [`super::classes`]).
+    NameClass,
+    /// The WordNet class of the name's first word.
+    NameFirstClass,
+    /// The WordNet verb class of a word of the description's first few.
+    LeadClass,
 }
 
 impl Place {
@@ -92,6 +99,9 @@ impl Place {
             Place::ModeVerb => "vm",
             Place::Rule => "r",
             Place::RuleVerdict => "rc",
+            Place::NameClass => "wc",
+            Place::NameFirstClass => "wc0",
+            Place::LeadClass => "wcl",
         }
     }
 
@@ -115,12 +125,15 @@ impl Place {
             Place::ModeVerb => "among the argument modes",
             Place::Rule => "rule",
             Place::RuleVerdict => "the rules' verdict",
+            Place::NameClass => "in the name",
+            Place::NameFirstClass => "first in the name",
+            Place::LeadClass => "leading the description",
         }
     }
 }
 
 #[cfg(test)]
-const ALL_PLACES: [Place; 18] = [
+const ALL_PLACES: [Place; 21] = [
     Place::Name,
     Place::NameFirst,
     Place::NameLast,
@@ -139,6 +152,9 @@ const ALL_PLACES: [Place; 18] = [
     Place::ModeVerb,
     Place::Rule,
     Place::RuleVerdict,
+    Place::NameClass,
+    Place::NameFirstClass,
+    Place::LeadClass,
 ];
 
 /// Receives feature keys, one `(place, parts)` at a time: the key is the place's prefix, `:`,
@@ -319,6 +335,16 @@ pub fn emit(tool: &Tool, f: &Features, s: &mut TokenScratch, sink: &mut impl Key
         if i > 0 {
             sink.key(Place::NamePair, &[stem(name[i - 1]), s]);
         }
+        if let Some(c) = classes::of(w) {
+            for (pos, class) in [("v", c.verb), ("n", c.noun)] {
+                if let Some(class) = class {
+                    sink.key(Place::NameClass, &[pos, class]);
+                    if i == 0 {
+                        sink.key(Place::NameFirstClass, &[pos, class]);
+                    }
+                }
+            }
+        }
     }
     // The description.
     let words = &mut s.description;
@@ -345,6 +371,9 @@ pub fn emit(tool: &Tool, f: &Features, s: &mut TokenScratch, sink: &mut impl Key
             sink.key(Place::Description, &[s]);
             if i < LEAD_WORDS {
                 sink.key(Place::Lead, &[s]);
+                if let Some(class) = classes::of(w).and_then(|c| c.verb) {
+                    sink.key(Place::LeadClass, &["v", class]);
+                }
             }
         }
         if is_negation(w) {
