@@ -43,7 +43,8 @@ pub struct Settings {
     pub server_power: f64,
     /// L-BFGS iterations at most.
     pub iterations: usize,
-    /// Key prefixes left out (for experiments: `["rc"]` trains without the rules' verdict).
+    /// Key prefixes left out (for experiments: `["rc"]` trains without the rules' verdict); an
+    /// entry with a colon leaves out the keys that start with it (`"wc:n+"`).
     pub drop: &'static [&'static str],
     /// The share of Execute, Destructive and Financial tools that the fitted decision may call
     /// Read or Write.
@@ -256,7 +257,13 @@ pub fn train(examples: &[Example], settings: Settings) -> ModelText {
         .filter(|(_, s)| s.len() >= settings.min_servers)
         .filter(|(k, _)| {
             let prefix = k.split(':').next().unwrap_or_default();
-            !settings.drop.contains(&prefix)
+            !settings.drop.iter().any(|d| {
+                if d.contains(':') {
+                    k.starts_with(d)
+                } else {
+                    *d == prefix
+                }
+            })
         })
         .map(|(k, _)| *k)
         .collect();
