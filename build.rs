@@ -196,7 +196,11 @@ fn pack_word_classes() {
         }
         let cols: Vec<&str> = line.split('\t').collect();
         let [word, verb, noun] = cols[..] else {
-            panic!("{}:{}: expected a word and two classes", path.display(), n + 1);
+            panic!(
+                "{}:{}: expected a word and two classes",
+                path.display(),
+                n + 1
+            );
         };
         if rows.last().is_some_and(|r| r.0 >= word) {
             panic!("{}:{}: {word:?} is out of order", path.display(), n + 1);

@@ -131,7 +131,13 @@ mod tests {
         assert_eq!(c.verb, Some("cognition"));
         assert_eq!(of("refund").unwrap().verb, Some("possession"));
         assert_eq!(of("invoice").unwrap().noun, Some("communication"));
-        assert_eq!(of("window").unwrap(), WordClass { verb: None, noun: Some("artifact") });
+        assert_eq!(
+            of("window").unwrap(),
+            WordClass {
+                verb: None,
+                noun: Some("artifact")
+            }
+        );
     }
 
     #[test]

@@ -278,7 +278,11 @@ fn describe_class(place: Place, key: &str, description: &Words, f: &Features, ou
         out.push_str(w);
         out.push_str("' (");
     }
-    out.push_str(if class.starts_with(['a', 'e', 'o']) { "an " } else { "a " });
+    out.push_str(if class.starts_with(['a', 'e', 'o']) {
+        "an "
+    } else {
+        "a "
+    });
     out.push_str(class);
     out.push_str(if pos == "n" { " noun" } else { " verb" });
     if word.is_some() {

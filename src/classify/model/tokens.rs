@@ -15,8 +15,8 @@
 //! running classifier only hashes them (see [`KeySink`]), so the two must emit the same bytes.
 
 use super::super::features::Features;
-use super::classes;
 use super::super::words::{prose_words_into, Words};
+use super::classes;
 use crate::model::Tool;
 
 /// How many description words are read. (100 words were tried: cross-validated category 89.1 ->
