@@ -414,6 +414,13 @@ fn settings_from(args: &[String]) -> train::Settings {
                 let (offset, financial) = v.split_once(',').expect("fixed=OFFSET,FINANCIAL");
                 s.fixed_decision = Some((offset.parse().unwrap(), financial.parse().unwrap()));
             }
+            "classes" => {
+                s.drop = if v == "1" {
+                    &[]
+                } else {
+                    train::WORD_CLASS_PLACES
+                }
+            }
             "drop" => {
                 s.drop = Box::leak(
                     v.split(',')

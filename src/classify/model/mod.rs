@@ -29,6 +29,9 @@ pub static PACKED: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/weights.bin
 #[derive(Debug)]
 pub struct Model {
     table: Table,
+    /// Whether the weights have WordNet word-class keys (see [`train::WORD_CLASS_PLACES`]);
+    /// without them, prediction skips looking words up.
+    classes: bool,
 }
 
 /// What the model says about one tool.
@@ -74,16 +77,25 @@ impl Model {
     /// The model shipped in the binary (parsed once).
     pub fn shipped() -> &'static Model {
         static MODEL: OnceLock<Model> = OnceLock::new();
-        MODEL.get_or_init(|| Model {
-            table: Table::from_packed(PACKED).expect("build.rs packs the shipped weights"),
+        MODEL.get_or_init(|| {
+            Model::of(Table::from_packed(PACKED).expect("build.rs packs the shipped weights"))
         })
     }
 
     /// A model from its weights.
     pub fn from_text(m: &ModelText) -> Model {
-        Model {
-            table: Table::new(m),
-        }
+        Model::of(Table::new(m))
+    }
+
+    fn of(table: Table) -> Model {
+        let classes = (0..table.len() as u32).any(|row| {
+            let key = table.key(row);
+            train::WORD_CLASS_PLACES.iter().any(|p| {
+                key.strip_prefix(p)
+                    .is_some_and(|rest| rest.starts_with(':'))
+            })
+        });
+        Model { table, classes }
     }
 
     /// The category its thresholds and offsets choose for a prediction.
@@ -113,6 +125,7 @@ impl Model {
         let mut known = Known {
             table: &self.table,
             found: &mut s.found,
+            classes: self.classes,
         };
         keys(tool, f, rules, &mut s.tokens, &mut known);
         // Each known key's row once, whatever its repeats (one row per key), in row order.
@@ -164,6 +177,7 @@ impl Model {
 struct Known<'a> {
     table: &'a Table,
     found: &'a mut Vec<(u32, Place)>,
+    classes: bool,
 }
 
 impl KeySink for Known<'_> {
@@ -171,6 +185,10 @@ impl KeySink for Known<'_> {
         if let Some(row) = self.table.find(tokens::hash_parts(place, parts)) {
             self.found.push((row, place));
         }
+    }
+
+    fn wants_classes(&self) -> bool {
+        self.classes
     }
 }
 

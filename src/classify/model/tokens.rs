@@ -162,6 +162,12 @@ const ALL_PLACES: [Place; 21] = [
 pub trait KeySink {
     /// Takes one key.
     fn key(&mut self, place: Place, parts: &[&str]);
+
+    /// Whether the WordNet word-class keys are wanted (looking a word up costs a search; a
+    /// model whose weights have no class keys skips it).
+    fn wants_classes(&self) -> bool {
+        true
+    }
 }
 
 /// Collects keys as strings (training and inspection: `Engine::model_keys`; tests).
@@ -335,7 +341,7 @@ pub fn emit(tool: &Tool, f: &Features, s: &mut TokenScratch, sink: &mut impl Key
         if i > 0 {
             sink.key(Place::NamePair, &[stem(name[i - 1]), s]);
         }
-        if let Some(c) = classes::of(w) {
+        if let Some(c) = sink.wants_classes().then(|| classes::of(w)).flatten() {
             for (pos, class) in [("v", c.verb), ("n", c.noun)] {
                 if let Some(class) = class {
                     sink.key(Place::NameClass, &[pos, class]);
@@ -371,7 +377,8 @@ pub fn emit(tool: &Tool, f: &Features, s: &mut TokenScratch, sink: &mut impl Key
             sink.key(Place::Description, &[s]);
             if i < LEAD_WORDS {
                 sink.key(Place::Lead, &[s]);
-                if let Some(class) = classes::of(w).and_then(|c| c.verb) {
+                let class = sink.wants_classes().then(|| classes::of(w)).flatten();
+                if let Some(class) = class.and_then(|c| c.verb) {
                     sink.key(Place::LeadClass, &["v", class]);
                 }
             }
@@ -504,6 +511,49 @@ mod tests {
         ] {
             assert!(keys.iter().any(|k| k == want), "{want} not in {keys:?}");
         }
+    }
+
+    /// Keys, collected as strings, from a sink that declines the word classes.
+    struct NoClasses(Vec<String>);
+
+    impl KeySink for NoClasses {
+        fn key(&mut self, place: Place, parts: &[&str]) {
+            self.0.key(place, parts);
+        }
+
+        fn wants_classes(&self) -> bool {
+            false
+        }
+    }
+
+    #[test]
+    fn word_classes_are_keys_only_for_a_sink_that_wants_them() {
+        let tool = only_tool(serde_json::json!({"tools": [{
+            "name": "factor_polynomial",
+            "description": "Solve the equation and refund nothing.",
+            "inputSchema": {"type": "object", "properties": {}}
+        }]}));
+        let f = Features::of(&tool);
+        let mut keys: Vec<String> = Vec::new();
+        emit(&tool, &f, &mut TokenScratch::default(), &mut keys);
+        let has = |k: &str| keys.iter().any(|x| x == k);
+        for want in [
+            "wc0:v+cognition",
+            "wc:v+cognition",
+            "wc:n+event",
+            "wcl:v+cognition",
+        ] {
+            assert!(has(want), "{want} not in {keys:?}");
+        }
+        let mut plain = NoClasses(Vec::new());
+        emit(&tool, &f, &mut TokenScratch::default(), &mut plain);
+        assert!(
+            plain.0.iter().all(|k| !k.starts_with("wc")),
+            "{:?}",
+            plain.0
+        );
+        let without: Vec<&String> = keys.iter().filter(|k| !k.starts_with("wc")).collect();
+        assert_eq!(without, plain.0.iter().collect::<Vec<_>>());
     }
 
     #[test]
