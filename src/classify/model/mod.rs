@@ -87,12 +87,16 @@ impl Model {
         Model::of(Table::new(m))
     }
 
+    /// Whether any class key is among the weights: each possible one looked up by its hash, as a
+    /// prediction looks keys up (a few hundred lookups, not a pass over every key's text).
     fn of(table: Table) -> Model {
-        let classes = (0..table.len() as u32).any(|row| {
-            let key = table.key(row);
-            train::WORD_CLASS_PLACES.iter().any(|p| {
-                key.strip_prefix(p)
-                    .is_some_and(|rest| rest.starts_with(':'))
+        let classes = tokens::CLASS_PLACES.iter().any(|&place| {
+            lexnames::CLASS_NAMES.iter().any(|class| {
+                ["v", "n"].iter().any(|pos| {
+                    table
+                        .find(tokens::hash_parts(place, &[pos, class]))
+                        .is_some()
+                })
             })
         });
         Model { table, classes }
@@ -287,7 +291,7 @@ fn describe_class(place: Place, key: &str, description: &Words, f: &Features, ou
         })
     };
     let word = if place == Place::LeadClass {
-        description.iter().find(has)
+        description.iter().take(tokens::LEAD_WORDS).find(has)
     } else {
         f.name_words.iter().find(has)
     };

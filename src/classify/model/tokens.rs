@@ -1,7 +1,9 @@
 //! The words the learned model reads from a tool, as feature keys: name words with their
 //! position and side by side, the description's words and its leading (action) words (those
 //! just after a negation apart: "does not *write*"), property names and their words, switches,
-//! free-text arguments, enum values (nested too) and annotations. (Description word pairs, and
+//! free-text arguments, enum values (nested too) and annotations; and, for models trained with
+//! them, the WordNet classes of the name's and the leading words (see [`super::classes`]).
+//! (Description word pairs, and
 //! pairs of the leading words, and argument descriptions were tried and left out: they made
 //! cross-validated verdicts no better and classification slower. So were Chinese and Japanese
 //! clauses read as overlapping character pairs, where a "word" is otherwise a whole clause:
@@ -24,7 +26,7 @@ use crate::model::Tool;
 /// their 98% bar, as words deep in long descriptions tipped two tools over the thresholds.)
 const DESCRIPTION_WORDS: usize = 60;
 /// How many leading description words count as where its action word stands.
-const LEAD_WORDS: usize = 6;
+pub const LEAD_WORDS: usize = 6;
 /// How many description words after a negation ("not", "no", "without") count as negated.
 const NEGATION_SCOPE: usize = 4;
 /// Most properties read (a hostile schema may have thousands).
@@ -77,9 +79,12 @@ pub enum Place {
     LeadClass,
 }
 
+/// The places of the WordNet word classes.
+pub const CLASS_PLACES: [Place; 3] = [Place::NameClass, Place::NameFirstClass, Place::LeadClass];
+
 impl Place {
     /// The key prefix.
-    pub fn prefix(self) -> &'static str {
+    pub const fn prefix(self) -> &'static str {
         match self {
             Place::Name => "n",
             Place::NameFirst => "n0",
@@ -375,6 +380,7 @@ pub fn emit(tool: &Tool, f: &Features, s: &mut TokenScratch, sink: &mut impl Key
             sink.key(Place::Negated, &[s]);
         } else {
             sink.key(Place::Description, &[s]);
+            // (`describe_class` looks for a class's word among the same first words.)
             if i < LEAD_WORDS {
                 sink.key(Place::Lead, &[s]);
                 let class = sink.wants_classes().then(|| classes::of(w)).flatten();

@@ -2,6 +2,7 @@
 //! penalty, fitted by L-BFGS. Deterministic: the same examples in the same order give the same
 //! weights, bit for bit, so a test can prove the shipped weights are what training makes.
 
+use super::tokens::CLASS_PLACES;
 use super::weights::{ModelText, CLASSES};
 use crate::model::Category;
 use std::collections::{BTreeMap, BTreeSet};
@@ -222,7 +223,11 @@ pub const FINANCIAL_THRESHOLD: f64 = 0.13;
 /// case of tests/accuracy.rs (a repository's ownership transferred, called Financial through
 /// the possession noun 'ownership') failed with them, so they did not ship.
 /// `model train OUT classes=1` trains with them.
-pub const WORD_CLASS_PLACES: &[&str] = &["wc", "wc0", "wcl"];
+pub const WORD_CLASS_PLACES: &[&str] = &[
+    CLASS_PLACES[0].prefix(),
+    CLASS_PLACES[1].prefix(),
+    CLASS_PLACES[2].prefix(),
+];
 
 impl Default for Settings {
     fn default() -> Settings {
