@@ -421,6 +421,7 @@ fn settings_from(args: &[String]) -> train::Settings {
                     train::WORD_CLASS_PLACES
                 }
             }
+            "known" => s.known_servers = v.parse().unwrap(),
             "drop" => {
                 s.drop = Box::leak(
                     v.split(',')

@@ -103,7 +103,7 @@ fn out_of_fold(
         for (i, e) in examples.iter().enumerate() {
             if fold(&e.server) == f {
                 out[i] = (
-                    table.logits(&hashes_of(&e.keys)),
+                    table.logits(&hashes_of(&table, &e.keys)),
                     train::class_index(e.label),
                 );
             }
@@ -248,8 +248,23 @@ impl Standing {
     }
 }
 
-fn hashes_of(keys: &[String]) -> Vec<u64> {
-    let mut h: Vec<u64> = keys.iter().map(|k| tokens::hash_key(k)).collect();
+/// The hashes of the keys `table` reads of an example, as a running model reads them: a class
+/// key only for a word whose own key the table lacks, and then the word's rare key.
+fn hashes_of(table: &weights::Table, keys: &[String]) -> Vec<u64> {
+    let mut h: Vec<u64> = Vec::with_capacity(keys.len());
+    for k in keys {
+        match tokens::split_source(k) {
+            (k, Some(source)) => {
+                if table.find(tokens::hash_key(source)).is_none() {
+                    h.push(tokens::hash_key(k));
+                    if let Some(rare) = train::rare_spelling(source) {
+                        h.push(tokens::hash_key(&rare));
+                    }
+                }
+            }
+            (k, None) => h.push(tokens::hash_key(k)),
+        }
+    }
     h.sort_unstable();
     h.dedup();
     h

@@ -194,6 +194,22 @@ impl KeySink for Known<'_> {
     fn wants_classes(&self) -> bool {
         self.classes
     }
+
+    /// A class stands in only for a word the model has not met, or met rarely; a word met
+    /// rarely is known by its rare key.
+    fn class_key(&mut self, place: Place, parts: &[&str], source: Place, stem: &str) {
+        if self
+            .table
+            .find(tokens::hash_parts(source, &[stem]))
+            .is_some()
+        {
+            return;
+        }
+        if let Some(rare) = source.rare() {
+            self.key(rare, &[stem]);
+        }
+        self.key(place, parts);
+    }
 }
 
 /// Buffers a prediction reuses from tool to tool.
@@ -323,12 +339,19 @@ fn spelled<'a>(
 ) -> Option<&'a str> {
     let matches = |w: &&str| tokens::stem(w) == stem;
     match place {
-        Place::Name | Place::NameFirst | Place::NameLast | Place::NamePair | Place::Verb => f
+        Place::Name
+        | Place::NameFirst
+        | Place::NameLast
+        | Place::NamePair
+        | Place::NameRare
+        | Place::Verb => f
             .name_words
             .iter()
             .find(matches)
             .or_else(|| spelled(Place::Description, stem, description, f)),
-        Place::Lead | Place::Description | Place::Negated => description.iter().find(matches),
+        Place::Lead | Place::LeadRare | Place::Description | Place::Negated => {
+            description.iter().find(matches)
+        }
         Place::Property | Place::Switch | Place::FreeText => (0..f.properties.len())
             .find(|&i| f.key(i) == stem)
             .map(|i| f.properties[i].name),
@@ -336,5 +359,62 @@ fn spelled<'a>(
             .flat_map(|i| f.words_of(i))
             .find(matches),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tool(name: &str) -> Tool {
+        crate::targets::toollist::from_value(
+            serde_json::json!({"tools": [{"name": name, "description": "",
+                "inputSchema": {"type": "object", "properties": {}}}]}),
+            "test",
+        )
+        .unwrap()
+        .tools
+        .remove(0)
+    }
+
+    /// The probabilities a model gives a tool named `name`, rules silent.
+    fn predict(m: &Model, name: &str) -> [f64; 5] {
+        let t = tool(name);
+        let f = Features::of(&t);
+        let rules = RuleSignals {
+            matched: &[],
+            verdict: None,
+            verbs: &[],
+            modes: &[],
+        };
+        m.predict(&t, &f, rules, &mut Scratch::default())
+            .probabilities
+    }
+
+    #[test]
+    fn a_word_class_counts_only_for_a_word_the_model_has_not_met() {
+        // "delete" and "erase" are both verbs of change; the model has met "delete" (as Read,
+        // to tell the two apart) and knows the class as Destructive.
+        let mut text = ModelText {
+            comment: String::new(),
+            temperature: 1.0,
+            decision: weights::Decision::thresholds(weights::DEFAULT_THRESHOLDS),
+            bias: [0.0; 5],
+            weights: vec![
+                ("n:delet".into(), [3.0, 0.0, 0.0, 0.0, 0.0]),
+                ("wc:v+change".into(), [0.0, 0.0, 0.0, 3.0, 0.0]),
+            ],
+        };
+        let m = Model::from_text(&text);
+        assert!(m.classes);
+        let destructive = Category::Destructive as usize;
+        let read = Category::Read as usize;
+        assert!(predict(&m, "delete")[read] > 0.5);
+        assert!(predict(&m, "erase")[destructive] > 0.5);
+        // Weights without class keys look no word up.
+        text.weights.remove(1);
+        let plain = Model::from_text(&text);
+        assert!(!plain.classes);
+        assert!(predict(&plain, "erase")[destructive] < 0.5);
     }
 }

@@ -77,6 +77,11 @@ pub enum Place {
     NameFirstClass,
     /// The WordNet verb class of a word of the description's first few.
     LeadClass,
+    /// A name word that has a WordNet class, met on too few training servers to stand without
+    /// it (see `train::Settings::known_servers`).
+    NameRare,
+    /// The same, of a word of the description's first few.
+    LeadRare,
 }
 
 /// The places of the WordNet word classes.
@@ -107,6 +112,8 @@ impl Place {
             Place::NameClass => "wc",
             Place::NameFirstClass => "wc0",
             Place::LeadClass => "wcl",
+            Place::NameRare => "nr",
+            Place::LeadRare => "dlr",
         }
     }
 
@@ -133,12 +140,24 @@ impl Place {
             Place::NameClass => "in the name",
             Place::NameFirstClass => "first in the name",
             Place::LeadClass => "leading the description",
+            Place::NameRare => "in the name",
+            Place::LeadRare => "leading the description",
+        }
+    }
+
+    /// For a place whose key says whether a model has met a word ([`CLASS_SOURCES`]), the
+    /// place of the same word when it was met too rarely to stand without its classes.
+    pub const fn rare(self) -> Option<Place> {
+        match self {
+            Place::Name => Some(Place::NameRare),
+            Place::Lead => Some(Place::LeadRare),
+            _ => None,
         }
     }
 }
 
 #[cfg(test)]
-const ALL_PLACES: [Place; 21] = [
+const ALL_PLACES: [Place; 23] = [
     Place::Name,
     Place::NameFirst,
     Place::NameLast,
@@ -160,6 +179,8 @@ const ALL_PLACES: [Place; 21] = [
     Place::NameClass,
     Place::NameFirstClass,
     Place::LeadClass,
+    Place::NameRare,
+    Place::LeadRare,
 ];
 
 /// Receives feature keys, one `(place, parts)` at a time: the key is the place's prefix, `:`,
@@ -172,6 +193,32 @@ pub trait KeySink {
     /// model whose weights have no class keys skips it).
     fn wants_classes(&self) -> bool {
         true
+    }
+
+    /// Takes the word-class key `(place, parts)` of a word whose own key is `(source, [stem])`.
+    /// Classes stand in for words the model has not met or met rarely: a running model takes
+    /// one only when the word's own key is not among its weights ([`CLASS_SOURCES`]), and then
+    /// the word's rare key too (`source.rare()`) if it has that. By default the key is taken as
+    /// any other (tests that only count keys).
+    fn class_key(&mut self, place: Place, parts: &[&str], source: Place, stem: &str) {
+        let _ = (source, stem);
+        self.key(place, parts);
+    }
+}
+
+/// The places whose keys say whether the model has met a word: a name word's class stands in
+/// for `n:` (the word anywhere in the name), a leading word's for `dl:`.
+pub const CLASS_SOURCES: [Place; 2] = [Place::Name, Place::Lead];
+
+/// What separates a spelled-out class key from the key of the word it stands in for
+/// (`wc:v+motion@n:expand`).
+pub const SOURCE_MARK: char = '@';
+
+/// A spelled-out key and, for a class key, the key of the word it stands in for.
+pub fn split_source(key: &str) -> (&str, Option<&str>) {
+    match key.split_once(SOURCE_MARK) {
+        Some((k, source)) => (k, Some(source)),
+        None => (key, None),
     }
 }
 
@@ -188,6 +235,18 @@ impl KeySink for Vec<String> {
             k.push_str(p);
         }
         self.push(k);
+    }
+
+    /// Spells the class key with its source after [`SOURCE_MARK`], so that training can leave it
+    /// out where the model knows the word, as a running model does.
+    fn class_key(&mut self, place: Place, parts: &[&str], source: Place, stem: &str) {
+        self.key(place, parts);
+        if let Some(k) = self.last_mut() {
+            k.push(SOURCE_MARK);
+            k.push_str(source.prefix());
+            k.push(':');
+            k.push_str(stem);
+        }
     }
 }
 
@@ -349,9 +408,9 @@ pub fn emit(tool: &Tool, f: &Features, s: &mut TokenScratch, sink: &mut impl Key
         if let Some(c) = sink.wants_classes().then(|| classes::of(w)).flatten() {
             for (pos, class) in [("v", c.verb), ("n", c.noun)] {
                 if let Some(class) = class {
-                    sink.key(Place::NameClass, &[pos, class]);
+                    sink.class_key(Place::NameClass, &[pos, class], Place::Name, s);
                     if i == 0 {
-                        sink.key(Place::NameFirstClass, &[pos, class]);
+                        sink.class_key(Place::NameFirstClass, &[pos, class], Place::Name, s);
                     }
                 }
             }
@@ -385,7 +444,7 @@ pub fn emit(tool: &Tool, f: &Features, s: &mut TokenScratch, sink: &mut impl Key
                 sink.key(Place::Lead, &[s]);
                 let class = sink.wants_classes().then(|| classes::of(w)).flatten();
                 if let Some(class) = class.and_then(|c| c.verb) {
-                    sink.key(Place::LeadClass, &["v", class]);
+                    sink.class_key(Place::LeadClass, &["v", class], Place::Lead, s);
                 }
             }
         }
@@ -504,7 +563,7 @@ mod tests {
         emit(&tool, &f, &mut TokenScratch::default(), &mut keys);
         let mut hashes = Hashes::default();
         emit(&tool, &f, &mut TokenScratch::default(), &mut hashes);
-        let from_strings: Vec<u64> = keys.iter().map(|k| hash_key(k)).collect();
+        let from_strings: Vec<u64> = keys.iter().map(|k| hash_key(split_source(k).0)).collect();
         assert_eq!(from_strings, hashes.0);
         for want in [
             "n0:clos",
@@ -544,10 +603,10 @@ mod tests {
         emit(&tool, &f, &mut TokenScratch::default(), &mut keys);
         let has = |k: &str| keys.iter().any(|x| x == k);
         for want in [
-            "wc0:v+cognition",
-            "wc:v+cognition",
-            "wc:n+event",
-            "wcl:v+cognition",
+            "wc0:v+cognition@n:factor",
+            "wc:v+cognition@n:factor",
+            "wc:n+event@n:factor",
+            "wcl:v+cognition@dl:solv",
         ] {
             assert!(has(want), "{want} not in {keys:?}");
         }

@@ -2,9 +2,10 @@
 //! penalty, fitted by L-BFGS. Deterministic: the same examples in the same order give the same
 //! weights, bit for bit, so a test can prove the shipped weights are what training makes.
 
-use super::tokens::CLASS_PLACES;
+use super::tokens::{split_source, CLASS_PLACES, CLASS_SOURCES};
 use super::weights::{ModelText, CLASSES};
 use crate::model::Category;
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// One labelled tool, as training sees it.
@@ -48,6 +49,11 @@ pub struct Settings {
     /// entry with a colon leaves out the keys that start with it (`"wc:n+"`). By default the
     /// WordNet word classes ([`WORD_CLASS_PLACES`]), which the shipped weights do not read.
     pub drop: &'static [&'static str],
+    /// With the word classes trained (not in `drop`): a name or leading word counts as met, and
+    /// its classes are left out, when its own key (`n:`, `dl:`) is on at least this many
+    /// training servers; the own keys of words on fewer are left out, their classes standing
+    /// in, as a running model takes a class only for a word whose key it lacks.
+    pub known_servers: usize,
     /// The share of Execute, Destructive and Financial tools that the fitted decision may call
     /// Read or Write.
     pub danger_cap: f64,
@@ -238,6 +244,7 @@ impl Default for Settings {
             server_power: 0.5,
             iterations: 400,
             drop: WORD_CLASS_PLACES,
+            known_servers: 2,
             danger_cap: DANGER_CAP,
             prune: 0.02,
             calibration_draws: 1,
@@ -260,11 +267,23 @@ const K: usize = CLASSES.len();
 
 /// Fits a model to `examples`.
 pub fn train(examples: &[Example], settings: Settings) -> ModelText {
+    let keys = resolved_keys(examples, &settings);
+    // The own keys of the words with classes that a running model must find to know it met
+    // them: kept whatever their spread (left out, the word would look unmet and take its
+    // classes).
+    let classed: BTreeSet<&str> = if trains_classes(&settings) {
+        examples
+            .iter()
+            .flat_map(|e| e.keys.iter().filter_map(|k| split_source(k).1))
+            .collect()
+    } else {
+        BTreeSet::new()
+    };
     // The vocabulary: keys seen on enough servers, in sorted order.
     let mut servers_of: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
-    for e in examples {
-        for k in &e.keys {
-            servers_of.entry(k).or_default().insert(&e.server);
+    for (e, keys) in examples.iter().zip(&keys) {
+        for k in keys {
+            servers_of.entry(k.as_ref()).or_default().insert(&e.server);
         }
     }
     let vocab: Vec<&str> = servers_of
@@ -287,13 +306,12 @@ pub fn train(examples: &[Example], settings: Settings) -> ModelText {
         .enumerate()
         .map(|(i, k)| (*k, i as u32))
         .collect();
-    let mut rows: Vec<Vec<u32>> = examples
+    let mut rows: Vec<Vec<u32>> = keys
         .iter()
-        .map(|e| {
-            let mut r: Vec<u32> = e
-                .keys
+        .map(|keys| {
+            let mut r: Vec<u32> = keys
                 .iter()
-                .filter_map(|k| index.get(k.as_str()).copied())
+                .filter_map(|k| index.get(k.as_ref()).copied())
                 .collect();
             r.sort_unstable();
             r.dedup();
@@ -358,7 +376,7 @@ pub fn train(examples: &[Example], settings: Settings) -> ModelText {
             let w: [f64; K] = std::array::from_fn(|c| x[i * K + c]);
             (k.to_string(), w)
         })
-        .filter(|(_, w)| spread(w) >= settings.prune)
+        .filter(|(k, w)| spread(w) >= settings.prune || classed.contains(k.as_str()))
         .collect::<Vec<_>>();
     let kept = weights.len();
     ModelText {
@@ -378,6 +396,63 @@ pub fn train(examples: &[Example], settings: Settings) -> ModelText {
         ),
     }
     .rounded()
+}
+
+/// Whether `settings` trains any word-class key.
+fn trains_classes(settings: &Settings) -> bool {
+    !WORD_CLASS_PLACES.iter().all(|p| settings.drop.contains(p))
+}
+
+/// Whether `key` is a word's own key that says whether a model has met the word.
+fn is_class_source(key: &str) -> bool {
+    CLASS_SOURCES.iter().any(|p| {
+        key.strip_prefix(p.prefix())
+            .is_some_and(|k| k.starts_with(':'))
+    })
+}
+
+/// The keys training reads of each example. Without word classes, the keys as they are (a
+/// class key's source cut off; `drop` leaves the class out). With them, as a running model
+/// reads them: a word's class keys only when its own key (`n:`, `dl:`) is on fewer than
+/// `known_servers` servers, and then its own key spelled as a rare word's (`nr:`, `dlr:`), which
+/// the model looks up only for a word it has not met as common.
+fn resolved_keys<'a>(examples: &'a [Example], settings: &Settings) -> Vec<Vec<Cow<'a, str>>> {
+    let plain = |e: &'a Example| e.keys.iter().map(|k| split_source(k).0);
+    if !trains_classes(settings) {
+        return examples
+            .iter()
+            .map(|e| plain(e).map(Cow::Borrowed).collect())
+            .collect();
+    }
+    let mut servers_of: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+    for e in examples {
+        for k in plain(e).filter(|k| is_class_source(k)) {
+            servers_of.entry(k).or_default().insert(&e.server);
+        }
+    }
+    let met = |k: &str| servers_of.get(k).map_or(0, BTreeSet::len) >= settings.known_servers;
+    examples
+        .iter()
+        .map(|e| {
+            let classed: BTreeSet<&str> = e.keys.iter().filter_map(|k| split_source(k).1).collect();
+            e.keys
+                .iter()
+                .filter_map(|k| match split_source(k) {
+                    (k, Some(source)) => (!met(source)).then_some(Cow::Borrowed(k)),
+                    (k, None) if classed.contains(k) && !met(k) => rare_spelling(k).map(Cow::Owned),
+                    (k, None) => Some(Cow::Borrowed(k)),
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// A word's own key (`n:erase`) spelled as the key of a word met rarely (`nr:erase`).
+pub fn rare_spelling(key: &str) -> Option<String> {
+    CLASS_SOURCES.iter().find_map(|p| {
+        let rest = key.strip_prefix(p.prefix())?.strip_prefix(':')?;
+        Some(format!("{}:{rest}", p.rare()?.prefix()))
+    })
 }
 
 /// How far a feature's farthest weight is from the mean of its weights: how much it can move
@@ -564,6 +639,44 @@ mod tests {
         // Deterministic.
         let again = train(&examples, two);
         assert_eq!(m.to_text(), again.to_text());
+    }
+
+    #[test]
+    fn classes_stand_in_only_for_words_on_too_few_servers() {
+        // "erase" is on one server: its own key is spelled as a rare word's and its class stays;
+        // "delete" is on three: its key stays, its class goes. Without classes, keys stay as
+        // they are.
+        let mut examples = vec![ex(
+            "a",
+            &["n:eras", "wc:v+change@n:eras", "n0:eras"],
+            Category::Destructive,
+        )];
+        for s in ["a", "b", "c"] {
+            examples.push(ex(
+                s,
+                &["n:delet", "wc:v+change@n:delet", "n0:delet"],
+                Category::Destructive,
+            ));
+            examples.push(ex(
+                s,
+                &["n:list", "wc:v+communication@n:list"],
+                Category::Read,
+            ));
+        }
+        let on = Settings {
+            drop: &[],
+            ..Settings::default()
+        };
+        let keys = resolved_keys(&examples, &on);
+        assert_eq!(keys[0], ["nr:eras", "wc:v+change", "n0:eras"]);
+        assert_eq!(keys[1], ["n:delet", "n0:delet"]);
+        let off = resolved_keys(&examples, &Settings::default());
+        assert_eq!(off[0], ["n:eras", "wc:v+change", "n0:eras"]);
+        let m = train(&examples, Settings { prune: 10.0, ..on });
+        // A met word's own key stays whatever its spread, so that a running model knows it met
+        // the word; other keys are pruned as usual.
+        let kept: Vec<&str> = m.weights.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(kept, ["n:delet", "n:list"]);
     }
 
     #[test]
