@@ -227,8 +227,11 @@ pub const FINANCIAL_THRESHOLD: f64 = 0.13;
 /// pooled, 1,482 tools right against the shipped weights' 1,472 and cost 335 against 340, its
 /// pre-registered pass, but 23 dangerous tools let through against 18, and one hand-written
 /// case of tests/accuracy.rs (a repository's ownership transferred, called Financial through
-/// the possession noun 'ownership') failed with them, so they did not ship.
-/// `model train OUT classes=1` trains with them.
+/// the possession noun 'ownership') failed with them, so they did not ship. Change K4 gave
+/// classes only to words met on fewer than `known_servers` training servers or not at all (the
+/// form `model train OUT classes=1` trains now): on sets AY and AZ, 793 right against 792 and
+/// cost 177 against 179, but the same case failed ('ownership' is in no training tool's name),
+/// so it did not ship either.
 pub const WORD_CLASS_PLACES: &[&str] = &[
     CLASS_PLACES[0].prefix(),
     CLASS_PLACES[1].prefix(),
