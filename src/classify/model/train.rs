@@ -51,8 +51,9 @@ pub struct Settings {
     pub drop: &'static [&'static str],
     /// With the word classes trained (not in `drop`): a name or leading word counts as met, and
     /// its classes are left out, when its own key (`n:`, `dl:`) is on at least this many
-    /// training servers; the own keys of words on fewer are left out, their classes standing
-    /// in, as a running model takes a class only for a word whose key it lacks.
+    /// training servers; a word on fewer takes its classes, and its own key is spelled as a
+    /// rare word's (`nr:`, `dlr:`), as a running model takes classes (and the rare key) only
+    /// for a word whose own key it lacks.
     pub known_servers: usize,
     /// The share of Execute, Destructive and Financial tools that the fitted decision may call
     /// Read or Write.
