@@ -271,18 +271,10 @@ const K: usize = CLASSES.len();
 
 /// Fits a model to `examples`.
 pub fn train(examples: &[Example], settings: Settings) -> ModelText {
-    let keys = resolved_keys(examples, &settings);
-    // The own keys of the words with classes that a running model must find to know it met
-    // them: kept whatever their spread (left out, the word would look unmet and take its
-    // classes).
-    let classed: BTreeSet<&str> = if trains_classes(&settings) {
-        examples
-            .iter()
-            .flat_map(|e| e.keys.iter().filter_map(|k| split_source(k).1))
-            .collect()
-    } else {
-        BTreeSet::new()
-    };
+    // `classed`: the own keys of the words with classes, which a running model must find to
+    // know it met them: kept whatever their spread (left out, the word would look unmet and
+    // take its classes).
+    let (keys, classed) = resolved_keys(examples, &settings);
     // The vocabulary: keys seen on enough servers, in sorted order.
     let mut servers_of: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
     for (e, keys) in examples.iter().zip(&keys) {
@@ -419,14 +411,19 @@ fn is_class_source(key: &str) -> bool {
 /// class key's source cut off; `drop` leaves the class out). With them, as a running model
 /// reads them: a word's class keys only when its own key (`n:`, `dl:`) is on fewer than
 /// `known_servers` servers, and then its own key spelled as a rare word's (`nr:`, `dlr:`), which
-/// the model looks up only for a word it has not met as common.
-fn resolved_keys<'a>(examples: &'a [Example], settings: &Settings) -> Vec<Vec<Cow<'a, str>>> {
+/// the model looks up only for a word it has not met as common. Also the own keys of every
+/// word with classes (none without classes).
+fn resolved_keys<'a>(
+    examples: &'a [Example],
+    settings: &Settings,
+) -> (Vec<Vec<Cow<'a, str>>>, BTreeSet<&'a str>) {
     let plain = |e: &'a Example| e.keys.iter().map(|k| split_source(k).0);
     if !trains_classes(settings) {
-        return examples
+        let keys = examples
             .iter()
             .map(|e| plain(e).map(Cow::Borrowed).collect())
             .collect();
+        return (keys, BTreeSet::new());
     }
     let mut servers_of: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
     for e in examples {
@@ -435,20 +432,25 @@ fn resolved_keys<'a>(examples: &'a [Example], settings: &Settings) -> Vec<Vec<Co
         }
     }
     let met = |k: &str| servers_of.get(k).map_or(0, BTreeSet::len) >= settings.known_servers;
-    examples
+    let mut every_classed = BTreeSet::new();
+    let keys = examples
         .iter()
         .map(|e| {
             let classed: BTreeSet<&str> = e.keys.iter().filter_map(|k| split_source(k).1).collect();
-            e.keys
+            let keys = e
+                .keys
                 .iter()
                 .filter_map(|k| match split_source(k) {
                     (k, Some(source)) => (!met(source)).then_some(Cow::Borrowed(k)),
                     (k, None) if classed.contains(k) && !met(k) => rare_spelling(k).map(Cow::Owned),
                     (k, None) => Some(Cow::Borrowed(k)),
                 })
-                .collect()
+                .collect();
+            every_classed.extend(classed);
+            keys
         })
-        .collect()
+        .collect();
+    (keys, every_classed)
 }
 
 /// A word's own key (`n:erase`) spelled as the key of a word met rarely (`nr:erase`).
@@ -671,11 +673,16 @@ mod tests {
             drop: &[],
             ..Settings::default()
         };
-        let keys = resolved_keys(&examples, &on);
+        let (keys, classed) = resolved_keys(&examples, &on);
         assert_eq!(keys[0], ["nr:eras", "wc:v+change", "n0:eras"]);
         assert_eq!(keys[1], ["n:delet", "n0:delet"]);
-        let off = resolved_keys(&examples, &Settings::default());
+        assert_eq!(
+            classed.into_iter().collect::<Vec<_>>(),
+            ["n:delet", "n:eras", "n:list"]
+        );
+        let (off, none) = resolved_keys(&examples, &Settings::default());
         assert_eq!(off[0], ["n:eras", "wc:v+change", "n0:eras"]);
+        assert!(none.is_empty());
         let m = train(&examples, Settings { prune: 10.0, ..on });
         // A met word's own key stays whatever its spread, so that a running model knows it met
         // the word; other keys are pruned as usual.
