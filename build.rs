@@ -35,6 +35,10 @@ fn main() {
         })
         .unwrap_or_default();
     files.sort();
+    // The index holds no pointers: every string is a span of one text and every list a span
+    // of one span table. A table of `&'static str` would cost the loader one relocation per
+    // string (84,000 for 3,900 records) on every start of every command.
+    let mut index = CatalogIndex::default();
     let mut out = String::from(
         "/// Records embedded at build time.\npub static EMBEDDED: &[EmbeddedRecord] = &[\n",
     );
@@ -51,20 +55,24 @@ fn main() {
         let packed = miniz_oxide::deflate::compress_to_vec(json.as_bytes(), 6);
         let at = (blob.len(), packed.len());
         blob.extend_from_slice(&packed);
-        let pkgs: Vec<String> = rec.packages.iter().map(|p| p.identifier.clone()).collect();
+        let pkgs: Vec<&str> = rec.packages.iter().map(|p| p.identifier.as_str()).collect();
+        let aliases: Vec<&str> = rec.aliases.iter().map(String::as_str).collect();
         let tools: Vec<&str> = rec.tool_names().collect();
+        let repository = match &rec.repository {
+            Some(r) => format!("Some({})", index.text(r)),
+            None => "None".to_string(),
+        };
         let _ = writeln!(
             out,
-            "    EmbeddedRecord {{ file: {:?}, id: {:?}, name: {:?}, aliases: &{:?}, packages: &{:?}, summary: {:?}, tools: &{:?}, repository: {:?}, publisher: {:?}, at: ({}, {}) }},",
-            rel(path),
-            rec.id,
-            rec.name,
-            rec.aliases,
-            pkgs,
-            rec.summary,
-            tools,
-            rec.repository,
-            rec.publisher,
+            "    EmbeddedRecord {{ file: {}, id: {}, name: {}, aliases: {}, packages: {}, summary: {}, tools: {}, repository: {repository}, publisher: {}, at: ({}, {}) }},",
+            index.text(&rel(path)),
+            index.text(&rec.id),
+            index.text(&rec.name),
+            index.list(&aliases),
+            index.list(&pkgs),
+            index.text(&rec.summary),
+            index.list(&tools),
+            index.text(&rec.publisher),
             at.0,
             at.1
         );
@@ -74,8 +82,51 @@ fn main() {
     out.push_str(
         "/// The deflated records, one after another.\npub static BLOB: &[u8] = include_bytes!(concat!(env!(\"OUT_DIR\"), \"/embedded_catalog.bin\"));\n",
     );
+    out.push_str(
+        "/// The index's strings, back to back.\nstatic TEXT: &str = include_str!(concat!(env!(\"OUT_DIR\"), \"/embedded_catalog.txt\"));\n",
+    );
+    out.push_str(
+        "/// The index's lists, each a run of spans of [`TEXT`].\nstatic LISTS: &[Span] = &[\n",
+    );
+    for (from, len) in &index.lists {
+        let _ = writeln!(out, "    Span({from}, {len}),");
+    }
+    out.push_str("];\n");
     std::fs::write(out_dir.join("embedded_catalog.bin"), blob).unwrap();
+    std::fs::write(out_dir.join("embedded_catalog.txt"), &index.text).unwrap();
     std::fs::write(out_dir.join("embedded_catalog.rs"), out).unwrap();
+}
+
+/// The catalog index's strings and lists as build.rs lays them out: one text, one table of
+/// spans; each field is written as `Span(start, len)` code.
+#[derive(Default)]
+struct CatalogIndex {
+    text: String,
+    lists: Vec<(u32, u32)>,
+}
+
+impl CatalogIndex {
+    fn span(&mut self, s: &str) -> (u32, u32) {
+        let from = u32::try_from(self.text.len()).expect("catalog index text under 4 GiB");
+        self.text.push_str(s);
+        (from, s.len() as u32)
+    }
+
+    /// A string's span, as code.
+    fn text(&mut self, s: &str) -> String {
+        let (from, len) = self.span(s);
+        format!("Span({from}, {len})")
+    }
+
+    /// A list of strings: its entries' spans go to the table; the code spans the table.
+    fn list(&mut self, items: &[&str]) -> String {
+        let from = self.lists.len() as u32;
+        for s in items {
+            let span = self.span(s);
+            self.lists.push(span);
+        }
+        format!("Span({from}, {})", items.len())
+    }
 }
 
 /// The shipped rules as JSON, so start-up parses JSON instead of YAML (the runtime still

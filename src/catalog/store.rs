@@ -6,21 +6,41 @@ use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
+/// Where a string lies in the embedded index's text, or a list in its table of spans: start
+/// and length. The index holds spans, not `&str`s, so that loading the binary relocates no
+/// pointer per string.
+#[derive(Debug, Clone, Copy)]
+pub struct Span(u32, u32);
+
+impl Span {
+    /// The string this span covers in the index's text.
+    fn text(self) -> &'static str {
+        &TEXT[self.0 as usize..(self.0 + self.1) as usize]
+    }
+
+    /// The strings of the list this span covers in the index's table.
+    fn list(self) -> impl Iterator<Item = &'static str> {
+        LISTS[self.0 as usize..(self.0 + self.1) as usize]
+            .iter()
+            .map(|s| s.text())
+    }
+}
+
 /// One record as embedded by build.rs: the index fields, and where its deflated compact JSON
 /// lies in [`BLOB`].
 #[derive(Debug)]
 pub struct EmbeddedRecord {
-    pub file: &'static str,
-    pub id: &'static str,
-    pub name: &'static str,
-    pub aliases: &'static [&'static str],
-    pub packages: &'static [&'static str],
-    pub summary: &'static str,
-    pub tools: &'static [&'static str],
-    pub repository: Option<&'static str>,
-    pub publisher: &'static str,
+    file: Span,
+    id: Span,
+    name: Span,
+    aliases: Span,
+    packages: Span,
+    summary: Span,
+    tools: Span,
+    repository: Option<Span>,
+    publisher: Span,
     /// Offset and length in [`BLOB`].
-    pub at: (usize, usize),
+    at: (usize, usize),
 }
 
 include!(concat!(env!("OUT_DIR"), "/embedded_catalog.rs"));
@@ -179,20 +199,16 @@ impl Catalog {
             .iter()
             .map(|e| Entry {
                 listing: Listing {
-                    id: e.id.to_string(),
-                    name: e.name.to_string(),
-                    aliases: e.aliases.iter().map(|s| s.to_string()).collect(),
-                    packages: e.packages.iter().map(|s| s.to_string()).collect(),
-                    summary: e.summary.to_string(),
-                    tools: e
-                        .tools
-                        .iter()
-                        .map(|s| std::borrow::Cow::Borrowed(*s))
-                        .collect(),
-                    repository: e.repository.map(String::from),
-                    publisher: e.publisher.to_string(),
+                    id: e.id.text().to_string(),
+                    name: e.name.text().to_string(),
+                    aliases: e.aliases.list().map(String::from).collect(),
+                    packages: e.packages.list().map(String::from).collect(),
+                    summary: e.summary.text().to_string(),
+                    tools: e.tools.list().map(std::borrow::Cow::Borrowed).collect(),
+                    repository: e.repository.map(|r| r.text().to_string()),
+                    publisher: e.publisher.text().to_string(),
                 },
-                file: e.file.to_string(),
+                file: e.file.text().to_string(),
                 body: Body::Embedded(&BLOB[e.at.0..e.at.0 + e.at.1]),
             })
             .collect();
@@ -248,6 +264,49 @@ pub fn file_name_for(id: &str) -> Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The index build.rs lays out as spans reads back as the records it was made from, for
+    /// every embedded record: each field, in order, with the record's own file.
+    #[test]
+    fn embedded_index_reads_back_as_its_records() {
+        let catalog = Catalog::load(&[]).unwrap();
+        assert_eq!(catalog.entries.len(), EMBEDDED.len());
+        assert!(EMBEDDED.len() > 1000, "the shipped catalog is embedded");
+        let files: Vec<&str> = catalog.entries.iter().map(|e| e.file.as_str()).collect();
+        assert!(
+            files.windows(2).all(|w| w[0] < w[1]),
+            "one entry per file, in order"
+        );
+        for entry in &catalog.entries {
+            let record = entry.record().unwrap();
+            let from_record = Listing::of(&record);
+            let l = &entry.listing;
+            assert_eq!(
+                (&l.id, &l.name, &l.aliases, &l.packages, &l.summary),
+                (
+                    &from_record.id,
+                    &from_record.name,
+                    &from_record.aliases,
+                    &from_record.packages,
+                    &from_record.summary
+                ),
+                "{}",
+                entry.file
+            );
+            assert_eq!(l.tools, from_record.tools, "{}", entry.file);
+            assert_eq!(
+                (&l.repository, &l.publisher),
+                (&from_record.repository, &from_record.publisher),
+                "{}",
+                entry.file
+            );
+            assert!(
+                entry.file.starts_with("catalog/servers/") && entry.file.ends_with(".yaml"),
+                "{}",
+                entry.file
+            );
+        }
+    }
 
     #[test]
     fn file_names_are_safe() {
