@@ -11,9 +11,10 @@ pub mod pipeline;
 pub mod posture;
 pub mod project;
 
-use crate::classify::{findings, Engine};
+use crate::classify::{engine::Verdict, findings, Engine};
 use crate::model::{
-    Finding, GradeReason, InputError, Recommendation, Review, ServerAssessment, ToolAssessment,
+    Finding, GradeReason, InputError, Recommendation, Review, ServerAssessment, Tool,
+    ToolAssessment,
 };
 use crate::policy::{recommend, Limits, Profile};
 use crate::targets::toollist::ToolList;
@@ -109,6 +110,42 @@ pub fn failed(engine: &Engine, ctx: Context, error: String) -> ServerAssessment 
     }
 }
 
+/// The engine's verdicts on `tools`, in their order. A long list is shared out among the
+/// machine's cores (at most four, at least 64 tools each): classifying is most of a scan's own
+/// work, and every tool is classified on its own, so the verdicts are the same either way.
+fn verdicts(engine: &Engine, tools: &[Tool]) -> Vec<Verdict> {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    verdicts_on(engine, tools, cores)
+}
+
+/// [`verdicts`] on a machine of `cores` cores.
+fn verdicts_on(engine: &Engine, tools: &[Tool], cores: usize) -> Vec<Verdict> {
+    const AT_LEAST: usize = 64;
+    let threads = cores.min(4).min(tools.len() / AT_LEAST).max(1);
+    if threads == 1 {
+        return tools.iter().map(|t| engine.classify(t)).collect();
+    }
+    let share = tools.len().div_ceil(threads);
+    std::thread::scope(|scope| {
+        let others: Vec<_> = tools
+            .chunks(share)
+            .skip(1)
+            .map(|part| {
+                scope.spawn(move || part.iter().map(|t| engine.classify(t)).collect::<Vec<_>>())
+            })
+            .collect();
+        let mut all: Vec<Verdict> = tools[..share].iter().map(|t| engine.classify(t)).collect();
+        for other in others {
+            all.extend(
+                other
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+            );
+        }
+        all
+    })
+}
+
 /// Assesses one server's tool list with everything else known about the server.
 pub fn assess_in(
     engine: &Engine,
@@ -119,8 +156,7 @@ pub fn assess_in(
     let rules = engine.rules();
     let mut tools = Vec::with_capacity(list.tools.len());
     let mut all_findings = Vec::new();
-    for tool in &list.tools {
-        let mut verdict = engine.classify(tool);
+    for (tool, mut verdict) in list.tools.iter().zip(verdicts(engine, &list.tools)) {
         let reviewed = apply_override(&ctx.overrides, &tool.name, &mut verdict);
         all_findings.extend(verdict.findings);
         if let Some(f) = findings::hidden_characters(rules, tool) {
@@ -275,4 +311,52 @@ fn apply_override(
         },
     );
     true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::classify::rules::RuleFile;
+
+    /// Shared out among threads or not, every tool gets the verdict the engine gives it alone,
+    /// in the list's order.
+    #[test]
+    fn verdicts_shared_among_threads_are_each_tools_own() {
+        let engine = Engine::new(RuleFile::embedded());
+        let words = [
+            "delete", "list", "create", "refund", "run", "get", "update", "transfer",
+        ];
+        let things = [
+            "file", "order", "user", "payment", "script", "branch", "invoice",
+        ];
+        let tools: Vec<Tool> = (0..300)
+            .map(|i| {
+                let name = format!("{}_{}_{i}", words[i % words.len()], things[i % things.len()]);
+                let raw = json!({
+                    "name": name,
+                    "description": format!("Does {} to a {}.", words[(i / 3) % words.len()], things[i % things.len()]),
+                    "inputSchema": {"type": "object", "properties": {"id": {"type": "string"}}}
+                });
+                crate::targets::toollist::from_value(json!({ "tools": [raw] }), "test")
+                    .unwrap()
+                    .tools
+                    .remove(0)
+            })
+            .collect();
+        let alone: Vec<String> = tools
+            .iter()
+            .map(|t| format!("{:?}", engine.classify(t)))
+            .collect();
+        let mut shared = Vec::new();
+        for cores in [1, 2, 3, 4, 16] {
+            shared = verdicts_on(&engine, &tools, cores);
+            let shared_text: Vec<String> = shared.iter().map(|v| format!("{v:?}")).collect();
+            assert_eq!(shared_text, alone, "on {cores} cores");
+        }
+        let categories: std::collections::HashSet<_> = shared.iter().map(|v| v.category).collect();
+        assert!(
+            categories.len() >= 3,
+            "the list is not all one kind: {categories:?}"
+        );
+    }
 }
