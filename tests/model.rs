@@ -199,7 +199,10 @@ fn the_corpus_is_large_blind_labelled_and_split_before_tuning() {
 /// 86.0%, 10.8% of 1,048 (113), 70 of 99, 96.6% of 5,748 (538 servers, 7,246 tools); on the
 /// 519 servers before, 88.6% (6,213 against 6,209), 86.0%, 10.9% of 1,029 (112 against 116),
 /// 70 of 99 (as before). Financial recall has stood at 70 of 99 through two joins: raised then,
-/// to 0.65, and the dangerous-tools bar lowered to 0.12.
+/// to 0.65, and the dangerous-tools bar lowered to 0.12. Then M1 (money nouns with a sense
+/// outside money need a second sign of money before the hard money rule fires; judged on the
+/// then unseen set BB: 580 of its 682 tools right, as before, at the same cost) left the split
+/// as it was: 88.5% (6,411), 86.0%, 10.8% of 1,048 (113), 70 of 99, 96.6% of 5,750.
 /// The bars (95%, 93%, 3%, 90%) are not reached yet; raise these as the figures
 /// improve, and lower them only when the split's make-up changes, saying so here.
 const CATEGORY_AT_LEAST: f64 = 0.88;
