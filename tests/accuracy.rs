@@ -444,6 +444,67 @@ fn ledger_records_and_billing_checkouts_are_money() {
     assert_cases_with_id(&cases);
 }
 
+/// Money nouns with a common sense outside money (an audio split, a diary journal, a position
+/// on a page, a file transfer, a quotation, a page margin) are not money on their own: the
+/// hard money rule (MR-C102) needs a money word in the texts or an amount-like argument beside
+/// them. With one, the same nouns are money (change M1, `catalog/corpus/preregistrations.md`).
+#[test]
+fn money_nouns_with_other_senses_need_a_sign_of_money() {
+    let not_money = [
+        (
+            "edit_split_delete",
+            "Delete the selected audio without closing the gap.",
+        ),
+        (
+            "create_journal",
+            "Add a diary page to the calendar's journal.",
+        ),
+        (
+            "set_header_item_position",
+            "Set the position of an item in the report header.",
+        ),
+        (
+            "start_transfer",
+            "Start copying files from one cloud drive to another.",
+        ),
+        (
+            "add_quote",
+            "Save a quote from a book to the knowledge base.",
+        ),
+        (
+            "set_page_margins",
+            "Set the margins of the document's pages.",
+        ),
+    ];
+    let tools = parsed_with_id(not_money.iter().copied());
+    let engine = Engine::new(RuleFile::embedded());
+    for tool in &tools {
+        let v = engine.classify(tool);
+        assert_ne!(
+            v.category,
+            Category::Financial,
+            "{}: {:?}",
+            tool.name,
+            v.evidence
+        );
+        assert!(
+            !v.evidence.iter().any(|e| e.rule == "MR-C102"),
+            "{}: {:?}",
+            tool.name,
+            v.evidence
+        );
+    }
+    let money = serde_json::json!({"tools": [
+        tool_with("create_transfer", "Move money between two of the company's bank accounts.",
+            serde_json::json!({"from_account": {"type": "string"}, "to_account": {"type": "string"}, "amount": {"type": "number"}})),
+        tool_with("close_position", "Close an open position.",
+            serde_json::json!({"position_id": {"type": "string"}, "units": {"type": "number"}})),
+        tool_with("delete_transaction", "Delete a transaction from the budget.",
+            serde_json::json!({"budget_id": {"type": "string"}, "transaction_id": {"type": "string"}})),
+    ]});
+    assert_categories(money, &[Category::Financial; 3]);
+}
+
 /// Activating a workflow or cron job makes it run on its own, and deactivating it stops it: the
 /// lifecycle of something that runs (MR-C302). Enabling an alert rule is not.
 #[test]
