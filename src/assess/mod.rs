@@ -126,21 +126,27 @@ fn verdicts_on(engine: &Engine, tools: &[Tool], cores: usize) -> Vec<Verdict> {
         return tools.iter().map(|t| engine.classify(t)).collect();
     }
     let share = tools.len().div_ceil(threads);
+    let classify_all = |part: &[Tool]| part.iter().map(|t| engine.classify(t)).collect::<Vec<_>>();
     std::thread::scope(|scope| {
+        // A part whose thread cannot be started (a process at its thread limit) is classified
+        // here, after the first, so the order holds either way.
         let others: Vec<_> = tools
             .chunks(share)
             .skip(1)
             .map(|part| {
-                scope.spawn(move || part.iter().map(|t| engine.classify(t)).collect::<Vec<_>>())
+                std::thread::Builder::new()
+                    .spawn_scoped(scope, move || classify_all(part))
+                    .map_err(|_| part)
             })
             .collect();
-        let mut all: Vec<Verdict> = tools[..share].iter().map(|t| engine.classify(t)).collect();
+        let mut all = classify_all(&tools[..share]);
         for other in others {
-            all.extend(
-                other
+            all.extend(match other {
+                Ok(thread) => thread
                     .join()
                     .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
-            );
+                Err(part) => classify_all(part),
+            });
         }
         all
     })
