@@ -121,12 +121,12 @@ fn verdicts(engine: &Engine, tools: &[Tool]) -> Vec<Verdict> {
 /// [`verdicts`] on a machine of `cores` cores.
 fn verdicts_on(engine: &Engine, tools: &[Tool], cores: usize) -> Vec<Verdict> {
     const AT_LEAST: usize = 64;
+    let classify_all = |part: &[Tool]| part.iter().map(|t| engine.classify(t)).collect::<Vec<_>>();
     let threads = cores.min(4).min(tools.len() / AT_LEAST).max(1);
     if threads == 1 {
-        return tools.iter().map(|t| engine.classify(t)).collect();
+        return classify_all(tools);
     }
     let share = tools.len().div_ceil(threads);
-    let classify_all = |part: &[Tool]| part.iter().map(|t| engine.classify(t)).collect::<Vec<_>>();
     std::thread::scope(|scope| {
         // A part whose thread cannot be started (a process at its thread limit) is classified
         // here, after the first, so the order holds either way.
