@@ -58,9 +58,11 @@ pub struct PhraseIndex {
 /// The search tables of one scope.
 #[derive(Debug, Default)]
 struct ScopeTable {
-    /// Per byte: whether it begins a phrase of one to three bytes (both cases for case-folded
-    /// phrases). Longer phrases are found through their bucket.
-    short_first: Vec<bool>,
+    /// One bit per bucket of a phrase of one to three bytes, case folded as `key4` folds
+    /// (see [`short_keys`]). Keyed by all of a short phrase's bytes, not only its first, so
+    /// that "pay" or "tax" does not stop the search at every word that starts with a `p` or
+    /// a `t`.
+    short: Vec<u64>,
     /// One bit per bucket of case-folded first four bytes: set when some phrase of four bytes
     /// or more begins with bytes of that bucket. The first, cheapest test of every place.
     first4: Vec<u64>,
@@ -73,7 +75,7 @@ struct ScopeTable {
     /// Phrases of one to three bytes, by their lowercased first byte: `short_start` as
     /// `LeadTable::bucket_start`.
     short_start: Vec<u32>,
-    short: Vec<u32>,
+    short_ids: Vec<u32>,
 }
 
 /// Phrases grouped by bucket (a hash of their case-folded leading bytes).
@@ -144,6 +146,18 @@ fn fold8(bytes: &[u8], at: usize) -> u64 {
 const BUCKET_BITS: u32 = 12;
 const BUCKETS: usize = 1 << BUCKET_BITS;
 
+/// The bytes of a one-, two- and three-byte phrase in a `key4` key.
+const SHORT_MASKS: [u32; 3] = [0xFF, 0xFFFF, 0xFF_FFFF];
+
+/// Whether the place whose four bytes (folded) are `key` begins with the bytes of a short
+/// phrase's bucket: its first one, two or three bytes each looked up, without branches.
+#[inline]
+fn short_keys(short: &[u64; BUCKETS / 64], key: u32) -> bool {
+    SHORT_MASKS
+        .iter()
+        .fold(false, |any, &m| any | has_bucket(short, bucket(key & m)))
+}
+
 /// Sets bucket `b`'s bit in a bitmap of buckets (`BUCKETS / 64` words).
 fn mark_bucket(bits: &mut [u64], b: usize) {
     bits[b / 64] |= 1 << (b % 64);
@@ -195,7 +209,7 @@ impl PhraseIndex {
             .any(|p| p.text.as_bytes().first().is_some_and(|&b| b <= b' '));
         for (t, scope) in [scope::DESCRIPTION, scope::SCHEMA].into_iter().enumerate() {
             let mut table = ScopeTable {
-                short_first: vec![false; 256],
+                short: vec![0; BUCKETS / 64],
                 ..ScopeTable::default()
             };
             let mut medium: Vec<(usize, Lead)> = Vec::new();
@@ -231,17 +245,16 @@ impl PhraseIndex {
                     };
                     medium.push((bucket(key4(bytes)), lead));
                 } else {
-                    table.short_first[first as usize] = true;
-                    if p.fold {
-                        table.short_first[first.to_ascii_uppercase() as usize] = true;
-                        table.short_first[first.to_ascii_lowercase() as usize] = true;
-                    }
+                    let mut four = [0u8; 4];
+                    four[..bytes.len()].copy_from_slice(bytes);
+                    let key = key4(&four) & SHORT_MASKS[bytes.len() - 1];
+                    mark_bucket(&mut table.short, bucket(key));
                     shorts.push((first.to_ascii_lowercase() as usize, id as u32));
                 }
             }
             table.medium = LeadTable::new(medium);
             table.long = LeadTable::new(long);
-            (table.short_start, table.short) = group(shorts, 256);
+            (table.short_start, table.short_ids) = group(shorts, 256);
             self.tables[t] = table;
         }
     }
@@ -255,7 +268,7 @@ impl PhraseIndex {
         debug_assert!(scope == scope::DESCRIPTION || scope == scope::SCHEMA);
         let table = &self.tables[usize::from(scope != scope::DESCRIPTION)];
         // Fixed sizes, so indexing by a byte or a bucket needs no bounds check.
-        let short_first: &[bool; 256] = table.short_first.as_slice().try_into().expect("built");
+        let short: &[u64; BUCKETS / 64] = table.short.as_slice().try_into().expect("built");
         let first4: &[u64; BUCKETS / 64] = table.first4.as_slice().try_into().expect("built");
         let medium: &[u64; BUCKETS / 64] =
             table.medium.nonempty.as_slice().try_into().expect("built");
@@ -290,8 +303,8 @@ impl PhraseIndex {
             while candidates != 0 {
                 let i = base + candidates.trailing_zeros() as usize;
                 candidates &= candidates - 1;
-                let b = bucket(key4_at(bytes, i));
-                let keep = has_bucket(first4, b) | short_first[bytes[i] as usize];
+                let key = key4_at(bytes, i);
+                let keep = has_bucket(first4, bucket(key)) | short_keys(short, key);
                 kept[n] = i as u32;
                 n += usize::from(keep);
             }
@@ -316,10 +329,10 @@ impl PhraseIndex {
                         }
                     }
                 }
-                if short_first[bytes[i] as usize] {
+                if short_keys(short, here as u32) {
                     let b = bytes[i].to_ascii_lowercase() as usize;
                     let (s, e) = (table.short_start[b], table.short_start[b + 1]);
-                    for &id in &table.short[s as usize..e as usize] {
+                    for &id in &table.short_ids[s as usize..e as usize] {
                         self.check(id, bytes, i, index, hits);
                     }
                 }
@@ -604,6 +617,8 @@ mod tests {
             ("user's", true, D),
             ("ab", true, D),
             ("b", true, S),
+            ("ER", false, D | S),
+            ("sa*", true, S),
             ("~/.ssh", true, D | S),
             ("DROP", false, D),
             ("drop table*", true, D),
