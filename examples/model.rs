@@ -14,6 +14,8 @@
 //! `scripts/train-model.sh` runs `train`. `MODEL_WEIGHTS=FILE` has `test`, `score`, `held`,
 //! `speed` and `verdicts` run on other weights (made by `train OUT key=value...`), without
 //! building them into the binary: how a change is judged before anything ships.
+//! `MODEL_DANGER_EVIDENCE=MARGIN` (or `off`) does the same for the engine's
+//! `DANGER_EVIDENCE_MARGIN` (change D2).
 
 use mcprisk::classify::model::train::{self, Example};
 use mcprisk::classify::model::weights::ModelText;
@@ -42,9 +44,21 @@ macro_rules! out {
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-/// The engine with the shipped weights, or with those of the file `MODEL_WEIGHTS` names.
+/// The engine with the shipped weights, or with those of the file `MODEL_WEIGHTS` names; with
+/// `MODEL_DANGER_EVIDENCE=MARGIN` (or `off`), with that [`mcprisk::classify::engine::DANGER_EVIDENCE_MARGIN`].
 fn with_weights() -> Result<Engine, String> {
-    let engine = Engine::new(RuleFile::embedded());
+    let mut engine = Engine::new(RuleFile::embedded());
+    if let Some(m) = std::env::var_os("MODEL_DANGER_EVIDENCE") {
+        let shown = m.to_string_lossy().into_owned();
+        let margin = match shown.as_str() {
+            "off" => None,
+            _ => Some(shown.parse::<f32>().map_err(|e| {
+                format!("MODEL_DANGER_EVIDENCE={shown}: {e} (a margin, or \"off\")")
+            })?),
+        };
+        eprintln!("dangerous verdicts need named evidence: {margin:?}");
+        engine = engine.with_danger_evidence_margin(margin);
+    }
     let Some(path) = std::env::var_os("MODEL_WEIGHTS") else {
         return Ok(engine);
     };

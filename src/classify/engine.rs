@@ -34,6 +34,27 @@ fn shown(confidence: f64) -> f64 {
     (confidence * 100.0).round() / 100.0
 }
 
+/// `chosen`, the category the decision took for a prediction `p`, when it is the likeliest, not
+/// dangerous, or pointed to by some feature by more than `margin` (see
+/// [`DANGER_EVIDENCE_MARGIN`]); otherwise the likeliest category.
+fn named_danger_or_likeliest(
+    model: &Model,
+    p: &model::Prediction,
+    chosen: Category,
+    margin: f32,
+    s: &model::Scratch,
+) -> Category {
+    let likeliest = p.best().0;
+    if chosen == likeliest || chosen <= Category::Write {
+        return chosen;
+    }
+    if model.names_evidence_for(chosen, margin, s) {
+        chosen
+    } else {
+        likeliest
+    }
+}
+
 /// Whether the rules decide a tool alone (see [`RULES_DECIDE_FROM`]). Compared as verdicts
 /// show it, so a reader can tell which decided.
 fn rules_sure(rules: &RulePass) -> bool {
@@ -111,7 +132,19 @@ pub struct Engine {
     model: Option<&'static Model>,
     /// The checks on instructions, prompts, resources and templates.
     offer_checks: super::offers::OfferChecks,
+    /// When set, a dangerous category that only the decision's offset put above the likeliest
+    /// one needs a feature of the tool that points to it by more than this margin (see
+    /// [`DANGER_EVIDENCE_MARGIN`]).
+    danger_evidence_margin: Option<f32>,
 }
+
+/// Change D2 (`catalog/corpus/preregistrations.md`): the decision weighs the dangerous
+/// categories up by an offset, so a tool whose likeliest category is Read or Write can come out
+/// Execute on the model's prior alone (a tool with no arguments and words it has not met). With
+/// a margin, such a verdict stands only when some feature of the tool, a rule's signal among
+/// them, pushes towards that category by more than the margin against both Read and Write;
+/// otherwise the likeliest category is taken. Off (`None`) until judged on a fresh set.
+pub const DANGER_EVIDENCE_MARGIN: Option<f32> = None;
 
 /// What the rules say about one tool.
 #[derive(Debug, Clone)]
@@ -213,6 +246,7 @@ impl Engine {
             secondary_factor: 0.6,
             model: Some(Model::shipped()),
             offer_checks: super::offers::OfferChecks::new(&rules),
+            danger_evidence_margin: DANGER_EVIDENCE_MARGIN,
         };
         let conds: Vec<Option<C>> = rules
             .rules
@@ -253,6 +287,12 @@ impl Engine {
     /// The same engine deciding by its rules alone, or with another model.
     pub fn with_model(mut self, model: Option<&'static Model>) -> Engine {
         self.model = model;
+        self
+    }
+
+    /// The same engine with another [`DANGER_EVIDENCE_MARGIN`] (`None` turns the check off).
+    pub fn with_danger_evidence_margin(mut self, margin: Option<f32>) -> Engine {
+        self.danger_evidence_margin = margin;
         self
     }
 
@@ -651,6 +691,9 @@ impl Engine {
         let p = model.predict(tool, f, signals, s);
         let stance = model::weights::Stance::of(rules.verdict());
         let mut category = model.choose_in(&p, stance);
+        if let Some(margin) = self.danger_evidence_margin {
+            category = named_danger_or_likeliest(model, &p, category, margin, s);
+        }
         let mut confidence = p.p(category);
         if let Some((hard, weight)) = rules.floor.filter(|(c, _)| *c > category) {
             category = hard;
@@ -1150,6 +1193,55 @@ mod tests {
             let reused = engine.classify(tool);
             let fresh = engine.classify_with(tool, &mut Scratch::default());
             assert_eq!(format!("{reused:?}"), format!("{fresh:?}"), "{}", tool.name);
+        }
+    }
+}
+
+#[cfg(test)]
+mod danger_evidence_tests {
+    use super::*;
+
+    fn tool(name: &str, description: &str, properties: serde_json::Value) -> Tool {
+        let doc = serde_json::json!({"tools": [{
+            "name": name,
+            "description": description,
+            "inputSchema": {"type": "object", "properties": properties}
+        }]});
+        crate::targets::toollist::from_value(doc, "test")
+            .unwrap()
+            .tools
+            .remove(0)
+    }
+
+    /// With a margin, a dangerous verdict that the offset alone made (no feature points to it)
+    /// falls back to the likeliest category; one that a feature points to stands.
+    #[test]
+    fn a_dangerous_verdict_without_a_feature_for_it_falls_back_to_the_likeliest() {
+        let off = Engine::new(RuleFile::embedded()).with_danger_evidence_margin(None);
+        let on = Engine::new(RuleFile::embedded()).with_danger_evidence_margin(Some(0.2));
+        let quiet = tool(
+            "sensex_pulse_live",
+            "Current Sensex pulse and INR rate.",
+            serde_json::json!({}),
+        );
+        let (before, after) = (off.classify(&quiet), on.classify(&quiet));
+        assert_eq!(before.category, Category::Execute, "{before:?}");
+        assert!(after.category <= Category::Write, "{after:?}");
+        for loud in [
+            tool(
+                "run_snippet",
+                "Runs a snippet of Python in the sandbox.",
+                serde_json::json!({"code": {"type": "string"}}),
+            ),
+            tool(
+                "purge_bucket",
+                "Deletes every object in a bucket.",
+                serde_json::json!({"bucket": {"type": "string"}}),
+            ),
+        ] {
+            let (a, b) = (off.classify(&loud), on.classify(&loud));
+            assert!(a.category > Category::Write, "{a:?}");
+            assert_eq!(a.category, b.category, "{}", loud.name);
         }
     }
 }

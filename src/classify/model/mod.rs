@@ -142,6 +142,19 @@ impl Model {
         }
     }
 
+    /// Whether some feature of the tool last predicted with `s` (the rules' own signals
+    /// included) pushes it towards `c` by more than `margin` against Read and Write.
+    pub fn names_evidence_for(&self, c: Category, margin: f32, s: &Scratch) -> bool {
+        let ci = c as usize;
+        s.found.iter().any(|&(row, place)| {
+            if matches!(place, Place::Arity) {
+                return false;
+            }
+            let w = self.table.row(row);
+            w[ci] - w[Category::Read as usize].max(w[Category::Write as usize]) > margin
+        })
+    }
+
     /// The features of the tool last predicted with `s` that pushed it most towards `c` (against
     /// the likeliest other category), strongest first, each described in words:
     /// `'close' + 'position' in the name`. The rules' own signals are left out: the rules are
