@@ -143,8 +143,9 @@ pub struct Engine {
 /// Execute on the model's prior alone (a tool with no arguments and words it has not met). With
 /// a margin, such a verdict stands only when some feature of the tool, a rule's signal among
 /// them, pushes towards that category by more than the margin against both Read and Write;
-/// otherwise the likeliest category is taken. Off (`None`) until judged on a fresh set.
-pub const DANGER_EVIDENCE_MARGIN: Option<f32> = None;
+/// otherwise the likeliest category is taken. Judged on set BC, labelled blind after this was
+/// written down, and shipped: 494 tools right of 561 against 489, none more let through.
+pub const DANGER_EVIDENCE_MARGIN: Option<f32> = Some(0.2);
 
 /// What the rules say about one tool.
 #[derive(Debug, Clone)]
