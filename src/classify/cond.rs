@@ -12,6 +12,9 @@ pub(super) enum C {
     Desc(IdSet),
     /// Phrases in the description or the schema's texts.
     Text(IdSet),
+    /// As `Text`, for a condition reached only when others beside it hold: its phrases are
+    /// looked for when it is evaluated, not for every tool.
+    LazyText(IdSet),
     Lead(IdSet),
     Prop(IdSet),
     PropWord(IdSet),

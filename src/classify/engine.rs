@@ -14,6 +14,7 @@ use super::rules::{Cond, Rule, RuleFile, RuleKind};
 use super::scratch::{cleared, with_scratch, Scratch};
 use super::words::normalize_key;
 use crate::model::{Category, Evidence, Finding, Severity, Tool};
+use std::cell::OnceCell;
 use std::fmt::Write as _;
 
 /// Scores at or above this make a category fit.
@@ -52,6 +53,40 @@ fn named_danger_or_likeliest(
         chosen
     } else {
         likeliest
+    }
+}
+
+/// Adds the phrases of `scope` found in the schema texts to `hits`, as if each text were
+/// searched in turn. A tool has about ten short texts, so they are searched as one (each
+/// followed by a NUL, a blank no phrase contains) and each hit is mapped back to its text: one
+/// pass over whole chunks instead of ten padded ones. `buffers` are reused for the joined text
+/// and where each text starts in it.
+fn find_in_texts(
+    phrases: &PhraseIndex,
+    texts: &[&str],
+    scope: u8,
+    buffers: (&mut String, &mut Vec<usize>),
+    hits: &mut Vec<PhraseHit>,
+) {
+    if texts.is_empty() {
+        return;
+    }
+    let (joined, starts) = buffers;
+    joined.clear();
+    starts.clear();
+    joined.reserve(texts.iter().map(|t| t.len() + 1).sum());
+    for text in texts {
+        starts.push(joined.len());
+        joined.push_str(text);
+        joined.push('\0');
+    }
+    let before = hits.len();
+    phrases.find(joined, 0, scope, hits);
+    for h in &mut hits[before..] {
+        let i = starts.partition_point(|&start| start <= h.start) - 1;
+        h.text = i as u32;
+        h.start -= starts[i];
+        h.end -= starts[i];
     }
 }
 
@@ -197,6 +232,39 @@ struct Resolved<'a> {
     enum_words: Vec<(u32, usize, usize)>,
     hits: Vec<PhraseHit>,
     schema_hits: Vec<PhraseHit>,
+    /// The lazy phrases' hits (`scope::LAZY`), found the first time a condition asks.
+    lazy: OnceCell<LazyHits>,
+}
+
+/// Where the lazy phrases were found: in the description, and in the schema's texts.
+#[derive(Debug, Default)]
+struct LazyHits {
+    description: Vec<PhraseHit>,
+    schema: Vec<PhraseHit>,
+}
+
+impl Resolved<'_> {
+    /// The lazy phrases' hits, searched for on the first call.
+    fn lazy_hits(&self, phrases: &PhraseIndex) -> &LazyHits {
+        self.lazy.get_or_init(|| {
+            let mut found = LazyHits::default();
+            phrases.find(
+                &self.tool.description,
+                0,
+                scope::LAZY,
+                &mut found.description,
+            );
+            let (mut joined, mut starts) = (String::new(), Vec::new());
+            find_in_texts(
+                phrases,
+                &self.f.schema_texts,
+                scope::LAZY,
+                (&mut joined, &mut starts),
+                &mut found.schema,
+            );
+            found
+        })
+    }
 }
 
 impl Scratch {
@@ -252,7 +320,7 @@ impl Engine {
         let conds: Vec<Option<C>> = rules
             .rules
             .iter()
-            .map(|r| r.when.as_ref().map(|c| e.compile(c)))
+            .map(|r| r.when.as_ref().map(|c| e.compile(c, false)))
             .collect();
         e.prefilter = Prefilter::new(&conds);
         e.conds = conds;
@@ -318,11 +386,21 @@ impl Engine {
             .collect()
     }
 
-    fn compile(&mut self, c: &Cond) -> C {
+    /// Compiles a condition. `gated`: it is evaluated only when an earlier part of an `all`
+    /// around it holds, so its `text` phrases are looked for only then (`scope::LAZY`): the
+    /// money words that corroborate a money noun in the name cost nothing on the many tools
+    /// with no such noun.
+    fn compile(&mut self, c: &Cond, gated: bool) -> C {
         match c {
-            Cond::All(cs) => C::All(cs.iter().map(|c| self.compile(c)).collect()),
-            Cond::Any(cs) => C::Any(cs.iter().map(|c| self.compile(c)).collect()),
-            Cond::Not(c) => C::Not(Box::new(self.compile(c))),
+            // `All` evaluates its parts in order and stops at the first that fails.
+            Cond::All(cs) => C::All(
+                cs.iter()
+                    .enumerate()
+                    .map(|(i, c)| self.compile(c, gated || i > 0))
+                    .collect(),
+            ),
+            Cond::Any(cs) => C::Any(cs.iter().map(|c| self.compile(c, gated)).collect()),
+            Cond::Not(c) => C::Not(Box::new(self.compile(c, gated))),
             Cond::Verb(ws) => {
                 let ids = self.intern_all(ws);
                 for &id in &ids {
@@ -339,6 +417,9 @@ impl Engine {
             }
             Cond::Name(ws) => C::Name(IdSet::new(&self.intern_all(ws))),
             Cond::Desc(ps) => C::Desc(IdSet::new(&self.phrases.add(ps, true, scope::DESCRIPTION))),
+            Cond::Text(ps) if gated => {
+                C::LazyText(IdSet::new(&self.phrases.add(ps, true, scope::LAZY)))
+            }
             Cond::Text(ps) => C::Text(IdSet::new(&self.phrases.add(
                 ps,
                 true,
@@ -476,7 +557,13 @@ impl Engine {
         self.phrases
             .find(&tool.description, 0, scope::DESCRIPTION, &mut hits);
         let mut schema_hits = cleared(&mut s.schema_hits);
-        self.find_in_schema_texts(&f.schema_texts, s, &mut schema_hits);
+        find_in_texts(
+            &self.phrases,
+            &f.schema_texts,
+            scope::SCHEMA,
+            (&mut s.schema_joined, &mut s.schema_starts),
+            &mut schema_hits,
+        );
         Resolved {
             tool,
             f,
@@ -488,34 +575,7 @@ impl Engine {
             enum_words,
             hits,
             schema_hits,
-        }
-    }
-
-    /// Adds the phrases found in the schema texts to `hits`, as if each text were searched in
-    /// turn. A tool has about ten short texts, so they are searched as one (each followed by a
-    /// NUL, a blank no phrase contains) and each hit is mapped back to its text: one pass over
-    /// whole chunks instead of ten padded ones.
-    fn find_in_schema_texts(&self, texts: &[&str], s: &mut Scratch, hits: &mut Vec<PhraseHit>) {
-        if texts.is_empty() {
-            return;
-        }
-        let joined = &mut s.schema_joined;
-        let starts = &mut s.schema_starts;
-        joined.clear();
-        starts.clear();
-        joined.reserve(texts.iter().map(|t| t.len() + 1).sum());
-        for text in texts {
-            starts.push(joined.len());
-            joined.push_str(text);
-            joined.push('\0');
-        }
-        let before = hits.len();
-        self.phrases.find(joined, 0, scope::SCHEMA, hits);
-        for h in &mut hits[before..] {
-            let i = starts.partition_point(|&start| start <= h.start) - 1;
-            h.text = i as u32;
-            h.start -= starts[i];
-            h.end -= starts[i];
+            lazy: OnceCell::new(),
         }
     }
 
@@ -941,6 +1001,12 @@ impl Engine {
             C::Text(ids) => first_hit(&r.hits, ids)
                 .map(|h| Witness::Phrase(h, false))
                 .or_else(|| first_hit(&r.schema_hits, ids).map(|h| Witness::Phrase(h, true))),
+            C::LazyText(ids) => {
+                let lazy = r.lazy_hits(&self.phrases);
+                first_hit(&lazy.description, ids)
+                    .map(|h| Witness::Phrase(h, false))
+                    .or_else(|| first_hit(&lazy.schema, ids).map(|h| Witness::Phrase(h, true)))
+            }
             C::Prop(ids) => {
                 let i = r.prop_keys.iter().position(|id| ids.contains(id))?;
                 Some(Witness::Argument(i))
@@ -1117,19 +1183,26 @@ mod tests {
             vec!["exfiltrat", "e the data", "mcp.json"],
             vec!["ignore previous", "instructions", ""],
             vec!["a\0ignore all previous\0", "\0", "é ~/.aws ü"],
+            vec!["The amount", "in USD", "paid by the customer"],
         ]);
-        let mut with_hits = 0;
-        for texts in &sets {
-            let mut each = Vec::new();
-            for (i, t) in texts.iter().enumerate() {
-                engine.phrases.find(t, i as u32, scope::SCHEMA, &mut each);
+        for (scope, least) in [(scope::SCHEMA, 5), (scope::LAZY, 2)] {
+            let mut with_hits = 0;
+            for texts in &sets {
+                let mut each = Vec::new();
+                for (i, t) in texts.iter().enumerate() {
+                    engine.phrases.find(t, i as u32, scope, &mut each);
+                }
+                let mut joined = Vec::new();
+                let buffers = (&mut String::new(), &mut Vec::new());
+                find_in_texts(&engine.phrases, texts, scope, buffers, &mut joined);
+                assert_eq!(joined, each, "{texts:?}");
+                with_hits += usize::from(!each.is_empty());
             }
-            let mut joined = Vec::new();
-            with_scratch(|s| engine.find_in_schema_texts(texts, s, &mut joined));
-            assert_eq!(joined, each, "{texts:?}");
-            with_hits += usize::from(!each.is_empty());
+            assert!(
+                with_hits >= least,
+                "scope {scope}: {with_hits} sets had hits"
+            );
         }
-        assert!(with_hits >= 5, "only {with_hits} sets had hits");
     }
 
     #[test]

@@ -20,6 +20,12 @@ pub mod scope {
     pub const DESCRIPTION: u8 = 1;
     /// Descriptions, titles and defaults inside the input schema.
     pub const SCHEMA: u8 = 2;
+    /// Phrases of conditions reached only when another condition beside them holds, looked
+    /// for in the description and the schema's texts only then (see `Engine::compile`): most
+    /// tools never pay for them.
+    pub const LAZY: u8 = 4;
+    /// Every scope, in the order of `PhraseIndex::tables`.
+    pub(super) const ALL: [u8; 3] = [DESCRIPTION, SCHEMA, LAZY];
 }
 
 /// A phrase found: its id, which text (0 for the description), and its byte range there.
@@ -49,10 +55,10 @@ pub struct PhraseIndex {
     phrases: Vec<Phrase>,
     /// Some phrase begins with a blank, so blanks are places to look too.
     blank_first: bool,
-    /// Per scope (0 description, 1 schema), the tables the search reads. Separate tables keep
+    /// Per scope (in `scope::ALL` order), the tables the search reads. Separate tables keep
     /// the schema texts, searched for few phrases, from stopping at the starts of the many
-    /// description phrases.
-    tables: [ScopeTable; 2],
+    /// description phrases, and both from the lazy ones.
+    tables: [ScopeTable; 3],
 }
 
 /// The search tables of one scope.
@@ -207,7 +213,7 @@ impl PhraseIndex {
             .phrases
             .iter()
             .any(|p| p.text.as_bytes().first().is_some_and(|&b| b <= b' '));
-        for (t, scope) in [scope::DESCRIPTION, scope::SCHEMA].into_iter().enumerate() {
+        for (t, scope) in scope::ALL.into_iter().enumerate() {
             let mut table = ScopeTable {
                 short: vec![0; BUCKETS / 64],
                 ..ScopeTable::default()
@@ -265,8 +271,11 @@ impl PhraseIndex {
         if self.phrases.is_empty() {
             return;
         }
-        debug_assert!(scope == scope::DESCRIPTION || scope == scope::SCHEMA);
-        let table = &self.tables[usize::from(scope != scope::DESCRIPTION)];
+        let Some(t) = scope::ALL.iter().position(|&s| s == scope) else {
+            debug_assert!(false, "one scope at a time, not {scope}");
+            return;
+        };
+        let table = &self.tables[t];
         // Fixed sizes, so indexing by a byte or a bucket needs no bounds check.
         let short: &[u64; BUCKETS / 64] = table.short.as_slice().try_into().expect("built");
         let first4: &[u64; BUCKETS / 64] = table.first4.as_slice().try_into().expect("built");

@@ -133,7 +133,9 @@ fn triggers(c: &C) -> Option<Vec<(Slot, u32)>> {
             }
             Some(keys)
         }
-        C::Not(_) => None,
+        // Lazy phrases are not looked for up front, so they key nothing; a gated condition
+        // is keyed by the parts before it.
+        C::Not(_) | C::LazyText(_) => None,
         C::Verb(ids) => keyed(Slot::Verb, ids),
         C::Name(ids) => keyed(Slot::Name, ids),
         C::Lead(ids) => keyed(Slot::Lead, ids),
