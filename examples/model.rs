@@ -45,7 +45,8 @@ macro_rules! out {
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// The engine with the shipped weights, or with those of the file `MODEL_WEIGHTS` names; with
-/// `MODEL_DANGER_EVIDENCE=MARGIN` (or `off`), with that [`mcprisk::classify::engine::DANGER_EVIDENCE_MARGIN`].
+/// `MODEL_DANGER_EVIDENCE=MARGIN` (or `off`), with that margin in place of
+/// [`mcprisk::classify::engine::DANGER_EVIDENCE_MARGIN`].
 fn with_weights() -> Result<Engine, String> {
     let mut engine = Engine::new(RuleFile::embedded());
     if let Some(m) = std::env::var_os("MODEL_DANGER_EVIDENCE") {

@@ -998,14 +998,10 @@ impl Engine {
                 Some(Witness::NameWord(i))
             }
             C::Desc(ids) => first_hit(&r.hits, ids).map(|h| Witness::Phrase(h, false)),
-            C::Text(ids) => first_hit(&r.hits, ids)
-                .map(|h| Witness::Phrase(h, false))
-                .or_else(|| first_hit(&r.schema_hits, ids).map(|h| Witness::Phrase(h, true))),
+            C::Text(ids) => text_witness(&r.hits, &r.schema_hits, ids),
             C::LazyText(ids) => {
                 let lazy = r.lazy_hits(&self.phrases);
-                first_hit(&lazy.description, ids)
-                    .map(|h| Witness::Phrase(h, false))
-                    .or_else(|| first_hit(&lazy.schema, ids).map(|h| Witness::Phrase(h, true)))
+                text_witness(&lazy.description, &lazy.schema, ids)
             }
             C::Prop(ids) => {
                 let i = r.prop_keys.iter().position(|id| ids.contains(id))?;
@@ -1116,6 +1112,17 @@ fn evidence(rule: &Rule, detail: String) -> Evidence {
             detail
         },
     }
+}
+
+/// The first of `ids` found in the description, else in the schema's texts.
+fn text_witness<'r>(
+    description: &'r [PhraseHit],
+    schema: &'r [PhraseHit],
+    ids: &IdSet,
+) -> Option<Witness<'r>> {
+    first_hit(description, ids)
+        .map(|h| Witness::Phrase(h, false))
+        .or_else(|| first_hit(schema, ids).map(|h| Witness::Phrase(h, true)))
 }
 
 /// The first hit among `ids`.
