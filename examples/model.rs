@@ -10,17 +10,20 @@
 //!                                                          (laid out as catalog/corpus is), e.g. one labelled before it joins
 //!     cargo run --release --example model -- held [SET...] every held set in catalog/corpus/held (or those named)
 //!                                                          scored so, and their sum
+//!     cargo run --release --example model -- held-misses [SET...]  the tools of those sets the engine gets wrong,
+//!                                                          with the labeller's reason (sets already judged only)
 //!
 //! `scripts/train-model.sh` runs `train`. `MODEL_WEIGHTS=FILE` has `test`, `score`, `held`,
 //! `speed` and `verdicts` run on other weights (made by `train OUT key=value...`), without
 //! building them into the binary: how a change is judged before anything ships.
 //! `MODEL_DANGER_EVIDENCE=MARGIN` (or `off`) does the same for the engine's
-//! `DANGER_EVIDENCE_MARGIN` (change D2).
+//! `DANGER_EVIDENCE_MARGIN` (change D2), and `MODEL_DANGER_UNHEARD=d3` (or `shipped`) for its
+//! `DANGER_EVIDENCE_UNHEARD` (change D3).
 
 use mcprisk::classify::model::train::{self, Example};
 use mcprisk::classify::model::weights::ModelText;
 use mcprisk::classify::model::Model;
-use mcprisk::classify::{Engine, RuleFile};
+use mcprisk::classify::{engine, Engine, RuleFile};
 use mcprisk::corpus::evaluate::{self, Scored};
 use mcprisk::corpus::Corpus;
 use std::process::ExitCode;
@@ -59,6 +62,14 @@ fn with_weights() -> Result<Engine, String> {
         };
         eprintln!("dangerous verdicts need named evidence: {margin:?}");
         engine = engine.with_danger_evidence_margin(margin);
+    }
+    if let Some(v) = std::env::var_os("MODEL_DANGER_UNHEARD") {
+        engine = match v.to_str() {
+            Some("d3") => engine.with_danger_evidence_unheard(engine::DANGER_EVIDENCE_UNHEARD_D3),
+            Some("shipped") => engine.with_danger_evidence_unheard(engine::DANGER_EVIDENCE_UNHEARD),
+            _ => return Err(format!("MODEL_DANGER_UNHEARD={v:?}: d3 or shipped")),
+        };
+        eprintln!("places unheard as danger evidence: {v:?}");
     }
     let Some(path) = std::env::var_os("MODEL_WEIGHTS") else {
         return Ok(engine);
@@ -234,34 +245,16 @@ fn main() -> ExitCode {
             // Every held set (catalog/corpus/held/*), or only those named (`held AS AT`), scored
             // as `score` scores one, a row each and their sum: the counts a rule written before
             // measuring a change compares, pooled over the sets it names.
-            let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("catalog/corpus/held");
-            let mut sets: Vec<_> = std::fs::read_dir(&root)
-                .expect("catalog/corpus/held")
-                .filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| p.is_dir())
-                .collect();
-            sets.sort();
-            let named = &args[1..];
-            if let Some(missing) = named
-                .iter()
-                .find(|n| !sets.iter().any(|p| p.ends_with(n.as_str())))
-            {
-                eprintln!("no held set {missing} in {}", root.display());
-                return ExitCode::from(2);
-            }
-            if !named.is_empty() {
-                sets.retain(|p| named.iter().any(|n| p.ends_with(n.as_str())));
-            }
+            let sets = match held_sets(&args[1..]) {
+                Ok(s) => s,
+                Err(e) => {
+                    eprintln!("{e}");
+                    return ExitCode::from(2);
+                }
+            };
             let mut sum = [0usize; 8];
-            for dir in &sets {
-                let held = match Corpus::load(dir) {
-                    Ok(c) => c,
-                    Err(e) => {
-                        eprintln!("{}: {e}", dir.display());
-                        return ExitCode::from(2);
-                    }
-                };
-                let f = evaluate::Figures::of(&score_every_server(&held, &engine));
+            for (name, held) in &sets {
+                let f = evaluate::Figures::of(&score_every_server(held, &engine));
                 let row = spread_row(&f);
                 let counts = [
                     f.tools,
@@ -273,13 +266,42 @@ fn main() -> ExitCode {
                     f.financial,
                     row[4],
                 ];
-                let name = dir.file_name().map(|n| n.to_string_lossy().into_owned());
-                out!("{:<6}{}", name.unwrap_or_default(), held_row(&counts));
+                out!("{name:<6}{}", held_row(&counts));
                 for (s, c) in sum.iter_mut().zip(counts) {
                     *s += c;
                 }
             }
             out!("{:<6}{}", "all", held_row(&sum));
+        }
+        Some("held-misses") => {
+            // The tools of held sets (all, or those named) whose category the engine misses, with
+            // the labeller's reason: for development on sets already judged, never on a set
+            // kept to judge a change that is not yet decided.
+            let sets = match held_sets(&args[1..]) {
+                Ok(s) => s,
+                Err(e) => {
+                    eprintln!("{e}");
+                    return ExitCode::from(2);
+                }
+            };
+            for (name, held) in &sets {
+                let why = label_reasons(held);
+                for s in score_every_server(held, &engine)
+                    .iter()
+                    .filter(|s| s.category != s.label)
+                {
+                    out!(
+                        "{name}\t{}\t{}\tlabel {}\trules {}\tfinal {}\t{:.2}\t{}",
+                        s.server,
+                        s.tool,
+                        s.label,
+                        s.rules_category,
+                        s.category,
+                        s.confidence,
+                        why(s)
+                    );
+                }
+            }
         }
         Some("speed") => {
             // Tools a second, rules alone and rules with the model, best of 40 passes.
@@ -360,7 +382,7 @@ fn main() -> ExitCode {
             eprintln!(
                 "usage: model train [OUT [key=value...]] | cv [key=value...] | cv-spread [N [key=value...]] \
                  | cv-verdicts | misses | severity-misses | rules-verdicts | verdicts | keys | speed \
-                 | test | score DIR | held [SET...]   (MODEL_CORPUS=DIR, MODEL_WEIGHTS=FILE: see the file's head)"
+                 | test | score DIR | held [SET...] | held-misses [SET...]   (MODEL_CORPUS=DIR, MODEL_WEIGHTS=FILE: see the file's head)"
             );
             return ExitCode::from(2);
         }
@@ -456,6 +478,35 @@ fn score_every_server(set: &Corpus, engine: &Engine) -> Vec<Scored> {
     let mut scored = evaluate::score_split(set, engine, false);
     scored.extend(evaluate::score_split(set, engine, true));
     scored
+}
+
+/// The held sets in catalog/corpus/held, each by its name, in name order: all of them, or only
+/// those `named` (an unknown name is an error).
+fn held_sets(named: &[String]) -> Result<Vec<(String, Corpus)>, String> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("catalog/corpus/held");
+    let mut dirs: Vec<_> = std::fs::read_dir(&root)
+        .map_err(|e| format!("{}: {e}", root.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_dir())
+        .collect();
+    dirs.sort();
+    if let Some(missing) = named
+        .iter()
+        .find(|n| !dirs.iter().any(|p| p.ends_with(n.as_str())))
+    {
+        return Err(format!("no held set {missing} in {}", root.display()));
+    }
+    if !named.is_empty() {
+        dirs.retain(|p| named.iter().any(|n| p.ends_with(n.as_str())));
+    }
+    dirs.iter()
+        .map(|dir| {
+            let name = dir.file_name().map(|n| n.to_string_lossy().into_owned());
+            Corpus::load(dir)
+                .map(|c| (name.unwrap_or_default(), c))
+                .map_err(|e| format!("{}: {e}", dir.display()))
+        })
+        .collect()
 }
 
 /// Category right, severity right, dangerous tools called Read or Write, Financial tools found,

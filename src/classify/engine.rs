@@ -42,14 +42,14 @@ fn named_danger_or_likeliest(
     model: &Model,
     p: &model::Prediction,
     chosen: Category,
-    margin: f32,
+    (margin, unheard): (f32, &[model::Place]),
     s: &model::Scratch,
 ) -> Category {
     let likeliest = p.best().0;
     if chosen == likeliest || chosen <= Category::Write {
         return chosen;
     }
-    if model.names_evidence_for(chosen, margin, s) {
+    if model.names_evidence_for(chosen, margin, unheard, s) {
         chosen
     } else {
         likeliest
@@ -171,6 +171,9 @@ pub struct Engine {
     /// one needs a feature of the tool that points to it by more than this margin (see
     /// [`DANGER_EVIDENCE_MARGIN`]).
     danger_evidence_margin: Option<f32>,
+    /// The places whose features do not count as pointing to a dangerous category (see
+    /// [`DANGER_EVIDENCE_UNHEARD`]).
+    danger_evidence_unheard: &'static [model::Place],
 }
 
 /// Change D2 (`catalog/corpus/preregistrations.md`): the decision weighs the dangerous
@@ -181,6 +184,22 @@ pub struct Engine {
 /// otherwise the likeliest category is taken. Judged on set BC, labelled blind after this was
 /// written down, and shipped: 494 tools right of 561 against 489, none more let through.
 pub const DANGER_EVIDENCE_MARGIN: Option<f32> = Some(0.2);
+
+/// The places whose features are not heard as pointing to a dangerous category under
+/// [`DANGER_EVIDENCE_MARGIN`]: the argument count, since having no arguments is a sign of no
+/// action, not of one.
+pub const DANGER_EVIDENCE_UNHEARD: &[model::Place] = &[model::Place::Arity];
+
+/// Change D3 (`catalog/corpus/preregistrations.md`), not shipped unless judged so: the words
+/// leading the description are not heard either. They mostly name the tool's subject ("Audio
+/// ...", "Device ..."), so a topic word that leans Execute on the servers the model was trained
+/// on made an audio editor's paste or a device's attribute setting Execute.
+pub const DANGER_EVIDENCE_UNHEARD_D3: &[model::Place] = &[
+    model::Place::Arity,
+    model::Place::Lead,
+    model::Place::LeadClass,
+    model::Place::LeadRare,
+];
 
 /// What the rules say about one tool.
 #[derive(Debug, Clone)]
@@ -316,6 +335,7 @@ impl Engine {
             model: Some(Model::shipped()),
             offer_checks: super::offers::OfferChecks::new(&rules),
             danger_evidence_margin: DANGER_EVIDENCE_MARGIN,
+            danger_evidence_unheard: DANGER_EVIDENCE_UNHEARD,
         };
         let conds: Vec<Option<C>> = rules
             .rules
@@ -362,6 +382,13 @@ impl Engine {
     /// The same engine with another [`DANGER_EVIDENCE_MARGIN`] (`None` turns the check off).
     pub fn with_danger_evidence_margin(mut self, margin: Option<f32>) -> Engine {
         self.danger_evidence_margin = margin;
+        self
+    }
+
+    /// The same engine with other places left unheard under the margin (see
+    /// [`DANGER_EVIDENCE_UNHEARD`]).
+    pub fn with_danger_evidence_unheard(mut self, unheard: &'static [model::Place]) -> Engine {
+        self.danger_evidence_unheard = unheard;
         self
     }
 
@@ -753,7 +780,13 @@ impl Engine {
         let stance = model::weights::Stance::of(rules.verdict());
         let mut category = model.choose_in(&p, stance);
         if let Some(margin) = self.danger_evidence_margin {
-            category = named_danger_or_likeliest(model, &p, category, margin, s);
+            category = named_danger_or_likeliest(
+                model,
+                &p,
+                category,
+                (margin, self.danger_evidence_unheard),
+                s,
+            );
         }
         let mut confidence = p.p(category);
         if let Some((hard, weight)) = rules.floor.filter(|(c, _)| *c > category) {

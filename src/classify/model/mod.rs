@@ -16,7 +16,8 @@ use super::features::Features;
 use super::words::Words;
 use crate::model::{Category, Tool};
 use std::sync::OnceLock;
-use tokens::{emit, KeySink, Place, TokenScratch};
+pub use tokens::Place;
+use tokens::{emit, KeySink, TokenScratch};
 use weights::{ModelText, Table, CLASSES};
 
 /// The shipped weights.
@@ -143,11 +144,18 @@ impl Model {
     }
 
     /// Whether some feature of the tool last predicted with `s` (the rules' own signals
-    /// included) pushes it towards `c` by more than `margin` against Read and Write.
-    pub fn names_evidence_for(&self, c: Category, margin: f32, s: &Scratch) -> bool {
+    /// included), at none of the places `unheard`, pushes it towards `c` by more than `margin`
+    /// against Read and Write.
+    pub fn names_evidence_for(
+        &self,
+        c: Category,
+        margin: f32,
+        unheard: &[Place],
+        s: &Scratch,
+    ) -> bool {
         let ci = c as usize;
         s.found.iter().any(|&(row, place)| {
-            if matches!(place, Place::Arity) {
+            if unheard.contains(&place) {
                 return false;
             }
             let w = self.table.row(row);
