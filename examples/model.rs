@@ -17,8 +17,8 @@
 //! `speed` and `verdicts` run on other weights (made by `train OUT key=value...`), without
 //! building them into the binary: how a change is judged before anything ships.
 //! `MODEL_DANGER_EVIDENCE=MARGIN` (or `off`) does the same for the engine's
-//! `DANGER_EVIDENCE_MARGIN` (change D2), and `MODEL_DANGER_UNHEARD=d3` (or `shipped`) for its
-//! `DANGER_EVIDENCE_UNHEARD` (change D3).
+//! `DANGER_EVIDENCE_MARGIN` (change D2), and `MODEL_DANGER_UNHEARD=d2` (or `shipped`) for its
+//! `DANGER_EVIDENCE_UNHEARD` (`d2`: as before change D3, the argument count only).
 
 use mcprisk::classify::model::train::{self, Example};
 use mcprisk::classify::model::weights::ModelText;
@@ -65,9 +65,9 @@ fn with_weights() -> Result<Engine, String> {
     }
     if let Some(v) = std::env::var_os("MODEL_DANGER_UNHEARD") {
         engine = match v.to_str() {
-            Some("d3") => engine.with_danger_evidence_unheard(engine::DANGER_EVIDENCE_UNHEARD_D3),
+            Some("d2") => engine.with_danger_evidence_unheard(engine::DANGER_EVIDENCE_UNHEARD_D2),
             Some("shipped") => engine.with_danger_evidence_unheard(engine::DANGER_EVIDENCE_UNHEARD),
-            _ => return Err(format!("MODEL_DANGER_UNHEARD={v:?}: d3 or shipped")),
+            _ => return Err(format!("MODEL_DANGER_UNHEARD={v:?}: d2 or shipped")),
         };
         eprintln!("places unheard as danger evidence: {v:?}");
     }

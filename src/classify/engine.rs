@@ -186,20 +186,22 @@ pub struct Engine {
 pub const DANGER_EVIDENCE_MARGIN: Option<f32> = Some(0.2);
 
 /// The places whose features are not heard as pointing to a dangerous category under
-/// [`DANGER_EVIDENCE_MARGIN`]: the argument count, since having no arguments is a sign of no
-/// action, not of one.
-pub const DANGER_EVIDENCE_UNHEARD: &[model::Place] = &[model::Place::Arity];
-
-/// Change D3 (`catalog/corpus/preregistrations.md`), not shipped unless judged so: the words
-/// leading the description are not heard either. They mostly name the tool's subject ("Audio
-/// ...", "Device ..."), so a topic word that leans Execute on the servers the model was trained
-/// on made an audio editor's paste or a device's attribute setting Execute.
-pub const DANGER_EVIDENCE_UNHEARD_D3: &[model::Place] = &[
+/// [`DANGER_EVIDENCE_MARGIN`]. The argument count (D2), since having no arguments is a sign of no
+/// action, not of one. And change D3 (`catalog/corpus/preregistrations.md`): the words leading
+/// the description (the word, its WordNet class and its rare-word form), which mostly name the
+/// tool's subject ("Audio ...", "Current ... price"): a subject word that leaned Execute on the
+/// training servers kept Execute verdicts on tools that act on nothing. Judged on set BD,
+/// labelled blind after it was written down: no verdict there moved, so it shipped as doing no
+/// harm; on the held sets before it, 9 more tools right of 11,091, none more let through.
+pub const DANGER_EVIDENCE_UNHEARD: &[model::Place] = &[
     model::Place::Arity,
     model::Place::Lead,
     model::Place::LeadClass,
     model::Place::LeadRare,
 ];
+
+/// [`DANGER_EVIDENCE_UNHEARD`] as D2 shipped it, before D3: the argument count only.
+pub const DANGER_EVIDENCE_UNHEARD_D2: &[model::Place] = &[model::Place::Arity];
 
 /// What the rules say about one tool.
 #[derive(Debug, Clone)]
@@ -1356,6 +1358,51 @@ mod danger_evidence_tests {
             let (a, b) = (off.classify(&loud), on.classify(&loud));
             assert!(a.category > Category::Write, "{a:?}");
             assert_eq!(a.category, b.category, "{}", loud.name);
+        }
+    }
+
+    /// D3: a word leading the description does not keep a dangerous verdict the offset made
+    /// (a text encoder, a market-data read); the code runner and the bulk delete keep theirs.
+    #[test]
+    fn leading_description_words_do_not_point_to_danger() {
+        let d2 = Engine::new(RuleFile::embedded())
+            .with_danger_evidence_unheard(DANGER_EVIDENCE_UNHEARD_D2);
+        let shipped = Engine::new(RuleFile::embedded());
+        for quiet in [
+            tool(
+                "encode_base32",
+                "Encode text to Base32.",
+                serde_json::json!({"text": {"type": "string"}}),
+            ),
+            tool(
+                "etf_flow_activity",
+                "Latest ETF net buying/selling activity.",
+                serde_json::json!({"exchange": {"type": "string"}}),
+            ),
+        ] {
+            let (before, after) = (d2.classify(&quiet), shipped.classify(&quiet));
+            assert_eq!(before.category, Category::Execute, "{before:?}");
+            assert!(after.category <= Category::Write, "{after:?}");
+        }
+        for loud in [
+            tool(
+                "run_snippet",
+                "Runs a snippet of Python in the sandbox.",
+                serde_json::json!({"code": {"type": "string"}}),
+            ),
+            tool(
+                "purge_bucket",
+                "Deletes every object in a bucket.",
+                serde_json::json!({"bucket": {"type": "string"}}),
+            ),
+        ] {
+            assert_eq!(
+                d2.classify(&loud).category,
+                shipped.classify(&loud).category,
+                "{}",
+                loud.name
+            );
+            assert!(shipped.classify(&loud).category > Category::Write);
         }
     }
 }
