@@ -18,6 +18,7 @@ pub(super) enum C {
     Lead(IdSet),
     Prop(IdSet),
     PropWord(IdSet),
+    SwitchLead(IdSet),
     FreeText(IdSet),
     Enum(IdSet),
     EnumIn(IdSet, IdSet),

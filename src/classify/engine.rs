@@ -312,6 +312,8 @@ enum Witness<'r> {
     Argument(usize),
     /// Property `i`, which takes free text.
     FreeText(usize),
+    /// Property `i`, a switch.
+    Switch(usize),
     /// Property `pi`'s enum value `vi`.
     EnumValue(usize, usize),
     /// The annotations that were asked for.
@@ -459,6 +461,7 @@ impl Engine {
             }
             Cond::Prop(ns) => C::Prop(IdSet::new(&self.intern_keys(ns))),
             Cond::PropWord(ws) => C::PropWord(IdSet::new(&self.intern_all(ws))),
+            Cond::SwitchLead(ws) => C::SwitchLead(IdSet::new(&self.intern_all(ws))),
             Cond::FreeText(ns) => C::FreeText(IdSet::new(&self.intern_keys(ns))),
             Cond::Enum(ws) => C::Enum(IdSet::new(&self.intern_all(ws))),
             Cond::EnumIn { props, values } => C::EnumIn(
@@ -1046,6 +1049,18 @@ impl Engine {
                 let &(_, pi) = r.prop_words.iter().find(|(id, _)| ids.contains(id))?;
                 Some(Witness::Argument(pi))
             }
+            C::SwitchLead(ids) => {
+                // Reached only for the few rules the prefilter lets through, so the first
+                // words are looked up here rather than for every tool.
+                let pi = (0..r.f.properties.len()).find(|&pi| {
+                    r.f.properties[pi].switch
+                        && r.f
+                            .words_of(pi)
+                            .next()
+                            .is_some_and(|w| ids.contains(&self.lexicon.lookup(w)))
+                })?;
+                Some(Witness::Switch(pi))
+            }
             C::FreeText(ids) => {
                 let (i, _) = r
                     .prop_keys
@@ -1098,6 +1113,7 @@ fn describe_witness(w: &Witness, r: &Resolved, out: &mut String) {
         }
         Witness::Argument(i) => write!(out, "argument '{}'", name(i)),
         Witness::FreeText(i) => write!(out, "free-text argument '{}'", name(i)),
+        Witness::Switch(i) => write!(out, "switch '{}'", name(i)),
         Witness::EnumValue(pi, vi) => write!(
             out,
             "argument '{}' accepts '{}'",
@@ -1309,6 +1325,48 @@ mod tests {
             let reused = engine.classify(tool);
             let fresh = engine.classify_with(tool, &mut Scratch::default());
             assert_eq!(format!("{reused:?}"), format!("{fresh:?}"), "{}", tool.name);
+        }
+    }
+}
+
+#[cfg(test)]
+mod switch_lead_tests {
+    use super::*;
+
+    fn tool(properties: serde_json::Value) -> Tool {
+        let doc = serde_json::json!({"tools": [{
+            "name": "write_rows",
+            "description": "Writes rows to a table.",
+            "inputSchema": {"type": "object", "properties": properties}
+        }]});
+        crate::targets::toollist::from_value(doc, "test")
+            .unwrap()
+            .tools
+            .remove(0)
+    }
+
+    /// `switch_lead` matches a boolean argument by the first word of its name (camelCase and
+    /// snake_case alike), and neither a later word nor an argument of another type.
+    #[test]
+    fn a_switch_is_matched_by_the_first_word_of_its_name() {
+        let rules = RuleFile::parse(
+            "version: 1\nrules:\n  - id: MR-X1\n    name: x\n    kind: category\n    category: Destructive\n    weight: 0.9\n    when: {switch_lead: [prune, delete]}\n    summary: s\n    why: w\n    example: e\n",
+            "r.yaml",
+        )
+        .unwrap();
+        let engine = Engine::new(rules).with_model(None);
+        let b = serde_json::json!({"type": "boolean"});
+        for (props, matched) in [
+            (serde_json::json!({"prune_previous_versions": b}), true),
+            (serde_json::json!({"deleteChildren": b}), true),
+            (serde_json::json!({"keep_and_prune": b}), false),
+            (serde_json::json!({"prune_before": {"type": "string"}}), false),
+        ] {
+            let v = engine.classify(&tool(props.clone()));
+            assert_eq!(v.category == Category::Destructive, matched, "{props}: {v:?}");
+            if matched {
+                assert!(v.evidence.iter().any(|e| e.detail.starts_with("switch '")), "{v:?}");
+            }
         }
     }
 }

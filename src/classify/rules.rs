@@ -138,6 +138,9 @@ pub enum Cond {
     Prop(Vec<String>),
     /// A word of some property name is one of these.
     PropWord(Vec<String>),
+    /// A switch (a boolean property) whose name's first word is one of these
+    /// (`prune_previous_versions`, `dropTarget`).
+    SwitchLead(Vec<String>),
     /// A property with one of these names takes free text (a string with no enum or const).
     FreeText(Vec<String>),
     /// An enum or const value (any of its words) of some property is one of these.
