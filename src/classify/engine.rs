@@ -1360,12 +1360,22 @@ mod switch_lead_tests {
             (serde_json::json!({"prune_previous_versions": b}), true),
             (serde_json::json!({"deleteChildren": b}), true),
             (serde_json::json!({"keep_and_prune": b}), false),
-            (serde_json::json!({"prune_before": {"type": "string"}}), false),
+            (
+                serde_json::json!({"prune_before": {"type": "string"}}),
+                false,
+            ),
         ] {
             let v = engine.classify(&tool(props.clone()));
-            assert_eq!(v.category == Category::Destructive, matched, "{props}: {v:?}");
+            assert_eq!(
+                v.category == Category::Destructive,
+                matched,
+                "{props}: {v:?}"
+            );
             if matched {
-                assert!(v.evidence.iter().any(|e| e.detail.starts_with("switch '")), "{v:?}");
+                assert!(
+                    v.evidence.iter().any(|e| e.detail.starts_with("switch '")),
+                    "{v:?}"
+                );
             }
         }
     }
