@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """The seeded PyPI long-tail draw behind catalog/harvest/pypi-sample.txt, and its finishing step.
 
-    scripts/pypi-slice.py rank LO HI      # places LO..HI of the draw, one TSV line each
+    scripts/pypi-slice.py --packages FILE rank LO HI   # places LO..HI of the draw, one TSV line each
     scripts/pypi-slice.py finalize LIST LOG   # LIST's lines with the options the harvest added
 
-rank: of the machine's local PyPI package list (name, version, month, rank, summary; set with
---packages), the packages with "mcp" in the name, a summary that says "MCP server" or "Model
+rank: of a local list of PyPI packages (--packages FILE, required: a TSV with a header line and
+the columns name, version, month of the latest release, popularity rank, summary), the packages with "mcp" in the name, a summary that says "MCP server" or "Model
 Context Protocol server", and a release since 2025-06, ordered by
 sha256("mcprisk-pypi-sample-v1" NUL name). Each line is: place, name, version, flag, summary.
 The flag is `-` for a candidate, `a` for a package the catalog already has (a record in
@@ -91,7 +91,7 @@ def finalize(args):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--packages", default="/work/.library/env/packages/pypi.tsv")
+    ap.add_argument("--packages", help="the local package list (TSV), required by rank")
     ap.add_argument("--root", default=os.path.join(os.path.dirname(__file__), ".."))
     sub = ap.add_subparsers(dest="cmd", required=True)
     r = sub.add_parser("rank")
@@ -101,6 +101,8 @@ def main():
     fin.add_argument("list")
     fin.add_argument("log")
     args = ap.parse_args()
+    if args.cmd == "rank" and not args.packages:
+        ap.error("rank needs --packages FILE, the local package list")
     rank(args) if args.cmd == "rank" else finalize(args)
 
 

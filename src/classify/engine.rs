@@ -42,7 +42,8 @@ fn named_danger_or_likeliest(
     model: &Model,
     p: &model::Prediction,
     chosen: Category,
-    (margin, unheard): (f32, &[model::Place]),
+    margin: f32,
+    unheard: &[model::Place],
     s: &model::Scratch,
 ) -> Category {
     let likeliest = p.best().0;
@@ -789,7 +790,8 @@ impl Engine {
                 model,
                 &p,
                 category,
-                (margin, self.danger_evidence_unheard),
+                margin,
+                self.danger_evidence_unheard,
                 s,
             );
         }
