@@ -1399,6 +1399,23 @@ mod danger_evidence_tests {
             .remove(0)
     }
 
+    /// A code runner and a bulk delete: tools whose own features point to danger, so no
+    /// setting of the check may move their verdicts.
+    fn loud_tools() -> [Tool; 2] {
+        [
+            tool(
+                "run_snippet",
+                "Runs a snippet of Python in the sandbox.",
+                serde_json::json!({"code": {"type": "string"}}),
+            ),
+            tool(
+                "purge_bucket",
+                "Deletes every object in a bucket.",
+                serde_json::json!({"bucket": {"type": "string"}}),
+            ),
+        ]
+    }
+
     /// With a margin, a dangerous verdict that the offset alone made (no feature points to it)
     /// falls back to the likeliest category; one that a feature points to stands.
     #[test]
@@ -1413,18 +1430,7 @@ mod danger_evidence_tests {
         let (before, after) = (off.classify(&quiet), on.classify(&quiet));
         assert_eq!(before.category, Category::Execute, "{before:?}");
         assert!(after.category <= Category::Write, "{after:?}");
-        for loud in [
-            tool(
-                "run_snippet",
-                "Runs a snippet of Python in the sandbox.",
-                serde_json::json!({"code": {"type": "string"}}),
-            ),
-            tool(
-                "purge_bucket",
-                "Deletes every object in a bucket.",
-                serde_json::json!({"bucket": {"type": "string"}}),
-            ),
-        ] {
+        for loud in loud_tools() {
             let (a, b) = (off.classify(&loud), on.classify(&loud));
             assert!(a.category > Category::Write, "{a:?}");
             assert_eq!(a.category, b.category, "{}", loud.name);
@@ -1454,18 +1460,7 @@ mod danger_evidence_tests {
             assert_eq!(before.category, Category::Execute, "{before:?}");
             assert!(after.category <= Category::Write, "{after:?}");
         }
-        for loud in [
-            tool(
-                "run_snippet",
-                "Runs a snippet of Python in the sandbox.",
-                serde_json::json!({"code": {"type": "string"}}),
-            ),
-            tool(
-                "purge_bucket",
-                "Deletes every object in a bucket.",
-                serde_json::json!({"bucket": {"type": "string"}}),
-            ),
-        ] {
+        for loud in loud_tools() {
             assert_eq!(
                 d2.classify(&loud).category,
                 shipped.classify(&loud).category,
