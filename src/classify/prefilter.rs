@@ -141,9 +141,8 @@ fn triggers(c: &C) -> Option<Vec<(Slot, u32)>> {
         C::Lead(ids) => keyed(Slot::Lead, ids),
         C::Desc(ids) | C::Text(ids) => keyed(Slot::Phrase, ids),
         C::Prop(ids) | C::FreeText(ids) => keyed(Slot::Prop, ids),
-        C::PropWord(ids) => keyed(Slot::PropWord, ids),
         // A switch's first word is one of its property words.
-        C::SwitchLead(ids) => keyed(Slot::PropWord, ids),
+        C::PropWord(ids) | C::SwitchLead(ids) => keyed(Slot::PropWord, ids),
         C::Enum(ids) | C::EnumIn(_, ids) => keyed(Slot::Enum, ids),
         C::Annotation(pairs) if pairs.is_empty() => None,
         C::Annotation(_) => Some(vec![(Slot::Annotation, 0)]),
