@@ -19,6 +19,8 @@
 //! `MODEL_DANGER_EVIDENCE=MARGIN` (or `off`) does the same for the engine's
 //! `DANGER_EVIDENCE_MARGIN` (change D2), and `MODEL_DANGER_UNHEARD=d2` (or `shipped`) for its
 //! `DANGER_EVIDENCE_UNHEARD` (`d2`: as before change D3, the argument count only).
+//! `MODEL_RULES_DECIDE=CONFIDENCE` (or `never`) sets the engine's `RULES_DECIDE_FROM`, how sure
+//! the rules must be to decide a verdict without the model (change V1).
 
 use mcprisk::classify::model::train::{self, Example};
 use mcprisk::classify::model::weights::ModelText;
@@ -70,6 +72,17 @@ fn with_weights() -> Result<Engine, String> {
             _ => return Err(format!("MODEL_DANGER_UNHEARD={v:?}: d2 or shipped")),
         };
         eprintln!("places unheard as danger evidence: {v:?}");
+    }
+    if let Some(v) = std::env::var_os("MODEL_RULES_DECIDE") {
+        let shown = v.to_string_lossy().into_owned();
+        let from = match shown.as_str() {
+            "never" => None,
+            _ => Some(shown.parse::<f64>().map_err(|e| {
+                format!("MODEL_RULES_DECIDE={shown}: {e} (a confidence, or \"never\")")
+            })?),
+        };
+        eprintln!("the rules decide alone from: {from:?}");
+        engine = engine.with_rules_decide_from(from);
     }
     let Some(path) = std::env::var_os("MODEL_WEIGHTS") else {
         return Ok(engine);

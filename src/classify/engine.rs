@@ -27,8 +27,8 @@ pub const REVIEW_BELOW: f64 = 0.6;
 /// model decides the rest. Write is the rules' least telling verdict (creating, setting and
 /// sending hide overwrites, things that run and money), so the model always weighs in on it.
 /// Cross-validated on the training split, the model changed 2% of these verdicts and made no
-/// more of them right.
-pub const RULES_DECIDE_FROM: f64 = 0.9;
+/// more of them right. `None`: the model weighs in on every verdict (a hard rule still floors it).
+pub const RULES_DECIDE_FROM: Option<f64> = Some(0.9);
 
 /// A confidence as verdicts show it: to two places.
 fn shown(confidence: f64) -> f64 {
@@ -91,12 +91,12 @@ fn find_in_texts(
     }
 }
 
-/// Whether the rules decide a tool alone (see [`RULES_DECIDE_FROM`]). Compared as verdicts
-/// show it, so a reader can tell which decided.
-fn rules_sure(rules: &RulePass) -> bool {
-    rules.decided
-        && shown(rules.confidence) >= RULES_DECIDE_FROM
-        && rules.category != Category::Write
+/// Whether the rules decide a tool alone, at least `from` sure of a verdict other than Write
+/// (see [`RULES_DECIDE_FROM`]). Compared as verdicts show it, so a reader can tell which decided.
+fn rules_sure(rules: &RulePass, from: Option<f64>) -> bool {
+    from.is_some_and(|from| {
+        rules.decided && shown(rules.confidence) >= from && rules.category != Category::Write
+    })
 }
 
 /// A tool as training sees it: see [`Engine::model_view`].
@@ -172,6 +172,8 @@ pub struct Engine {
     /// one needs a feature of the tool that points to it by more than this margin (see
     /// [`DANGER_EVIDENCE_MARGIN`]).
     danger_evidence_margin: Option<f32>,
+    /// See [`RULES_DECIDE_FROM`].
+    rules_decide_from: Option<f64>,
     /// The places whose features do not count as pointing to a dangerous category (see
     /// [`DANGER_EVIDENCE_UNHEARD`]).
     danger_evidence_unheard: &'static [model::Place],
@@ -340,6 +342,7 @@ impl Engine {
             model: Some(Model::shipped()),
             offer_checks: super::offers::OfferChecks::new(&rules),
             danger_evidence_margin: DANGER_EVIDENCE_MARGIN,
+            rules_decide_from: RULES_DECIDE_FROM,
             danger_evidence_unheard: DANGER_EVIDENCE_UNHEARD,
         };
         let conds: Vec<Option<C>> = rules
@@ -387,6 +390,13 @@ impl Engine {
     /// The same engine with another [`DANGER_EVIDENCE_MARGIN`] (`None` turns the check off).
     pub fn with_danger_evidence_margin(mut self, margin: Option<f32>) -> Engine {
         self.danger_evidence_margin = margin;
+        self
+    }
+
+    /// The same engine with another [`RULES_DECIDE_FROM`] (`None`: the model weighs in on every
+    /// verdict).
+    pub fn with_rules_decide_from(mut self, from: Option<f64>) -> Engine {
+        self.rules_decide_from = from;
         self
     }
 
@@ -742,7 +752,7 @@ impl Engine {
             let view = ModelView {
                 keys,
                 rules_verdict: rules.verdict(),
-                rules_decide: rules_sure(&rules).then_some(rules.category),
+                rules_decide: rules_sure(&rules, self.rules_decide_from).then_some(rules.category),
                 floor: rules.floor.map(|(c, _)| c),
             };
             s.matched = matched;
@@ -765,7 +775,10 @@ impl Engine {
         matched: &[usize],
         s: &mut model::Scratch,
     ) -> Decision {
-        let Some(model) = self.model.filter(|m| !m.is_empty() && !rules_sure(rules)) else {
+        let Some(model) = self
+            .model
+            .filter(|m| !m.is_empty() && !rules_sure(rules, self.rules_decide_from))
+        else {
             return Decision {
                 category: rules.category,
                 confidence: rules.confidence,
@@ -1301,7 +1314,7 @@ mod tests {
             let alone = rules.classify(&tool);
             let v = engine.classify(&tool);
             let model_spoke = v.evidence.iter().any(|e| e.rule == MODEL_RULE);
-            let sure = alone.confidence >= RULES_DECIDE_FROM
+            let sure = RULES_DECIDE_FROM.is_some_and(|from| alone.confidence >= from)
                 && alone.category != Category::Write
                 && alone.evidence.iter().all(|e| e.rule != NOTHING_DECIDED);
             if sure {
