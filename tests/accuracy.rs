@@ -697,3 +697,47 @@ fn per_call_onchain_payments_are_money() {
         }
     }
 }
+
+/// A tag, label, dependency, relationship, assignee or reviewer taken off a thing leaves both in
+/// place, and adding it again undoes it: Write to the rules (MR-C406), as a removal "from" a
+/// collection is. Taking a person, a role or a group away revokes access, and deleting the tag
+/// itself loses it: both stay Destructive (MR-C201).
+#[test]
+fn a_tag_or_link_taken_off_is_write_and_a_person_removed_is_destructive() {
+    let rules = Engine::new(RuleFile::embedded()).with_model(None);
+    let cases = [
+        (
+            "remove_card_label",
+            "Remove a label from a card.",
+            Category::Write,
+        ),
+        (
+            "remove_dependency",
+            "Remove a dependency between two tasks.",
+            Category::Write,
+        ),
+        ("removeTags", "Remove tags from a note.", Category::Write),
+        (
+            "unlink_relationship",
+            "Unlink a relationship between two records.",
+            Category::Write,
+        ),
+        (
+            "remove_member",
+            "Remove a member from the workspace.",
+            Category::Destructive,
+        ),
+        (
+            "remove_user_labels",
+            "Remove a user's labels.",
+            Category::Destructive,
+        ),
+        ("delete_label", "Delete a label.", Category::Destructive),
+        ("remove_file", "Remove a file.", Category::Destructive),
+    ];
+    let tools = parsed_with_id(cases.iter().map(|(n, d, _)| (*n, *d)));
+    for (t, (_, _, want)) in tools.iter().zip(&cases) {
+        let v = rules.classify(t);
+        assert_eq!(v.category, *want, "{}: {:?}", t.name, v.evidence);
+    }
+}
