@@ -49,19 +49,35 @@ macro_rules! out {
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+/// The setting the environment variable `name` gives, when it is set: a number (`Some`), or
+/// the word `off` that turns the setting off (`None`); anything else is an error naming both.
+fn number_or_word<T: std::str::FromStr>(
+    name: &str,
+    number: &str,
+    off: &str,
+) -> Result<Option<Option<T>>, String>
+where
+    T::Err: std::fmt::Display,
+{
+    let Some(v) = std::env::var_os(name) else {
+        return Ok(None);
+    };
+    let shown = v.to_string_lossy();
+    if shown == off {
+        return Ok(Some(None));
+    }
+    shown
+        .parse::<T>()
+        .map(|n| Some(Some(n)))
+        .map_err(|e| format!("{name}={shown}: {e} ({number}, or \"{off}\")"))
+}
+
 /// The engine with the shipped weights, or with those of the file `MODEL_WEIGHTS` names; with
 /// `MODEL_DANGER_EVIDENCE=MARGIN` (or `off`), with that margin in place of
 /// [`mcprisk::classify::engine::DANGER_EVIDENCE_MARGIN`].
 fn with_weights() -> Result<Engine, String> {
     let mut engine = Engine::new(RuleFile::embedded());
-    if let Some(m) = std::env::var_os("MODEL_DANGER_EVIDENCE") {
-        let shown = m.to_string_lossy().into_owned();
-        let margin = match shown.as_str() {
-            "off" => None,
-            _ => Some(shown.parse::<f32>().map_err(|e| {
-                format!("MODEL_DANGER_EVIDENCE={shown}: {e} (a margin, or \"off\")")
-            })?),
-        };
+    if let Some(margin) = number_or_word::<f32>("MODEL_DANGER_EVIDENCE", "a margin", "off")? {
         eprintln!("dangerous verdicts need named evidence: {margin:?}");
         engine = engine.with_danger_evidence_margin(margin);
     }
@@ -73,14 +89,7 @@ fn with_weights() -> Result<Engine, String> {
         };
         eprintln!("places unheard as danger evidence: {v:?}");
     }
-    if let Some(v) = std::env::var_os("MODEL_RULES_DECIDE") {
-        let shown = v.to_string_lossy().into_owned();
-        let from = match shown.as_str() {
-            "never" => None,
-            _ => Some(shown.parse::<f64>().map_err(|e| {
-                format!("MODEL_RULES_DECIDE={shown}: {e} (a confidence, or \"never\")")
-            })?),
-        };
+    if let Some(from) = number_or_word::<f64>("MODEL_RULES_DECIDE", "a confidence", "never")? {
         eprintln!("the rules decide alone from: {from:?}");
         engine = engine.with_rules_decide_from(from);
     }
