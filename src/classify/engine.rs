@@ -28,6 +28,9 @@ pub const REVIEW_BELOW: f64 = 0.6;
 /// sending hide overwrites, things that run and money), so the model always weighs in on it.
 /// Cross-validated on the training split, the model changed 2% of these verdicts and made no
 /// more of them right. `None`: the model weighs in on every verdict (a hard rule still floors it).
+/// At 0.95 (change V1 in `catalog/corpus/preregistrations.md`, not shipped) the held sets AP to BE
+/// got 23 more tools right, but the frozen split let 5 more dangerous tools through and found 7
+/// fewer Financial ones, and classification ran about a tenth slower.
 pub const RULES_DECIDE_FROM: Option<f64> = Some(0.9);
 
 /// A confidence as verdicts show it: to two places.
@@ -1329,6 +1332,20 @@ mod tests {
             by_rules > 50 && by_model > 50,
             "{by_rules} by rules, {by_model} by model"
         );
+    }
+
+    /// With no confidence at which the rules decide alone, the model weighs in on every tool.
+    #[test]
+    fn without_a_threshold_the_model_weighs_in_on_every_verdict() {
+        let engine = Engine::new(RuleFile::embedded()).with_rules_decide_from(None);
+        for tool in corpus() {
+            let v = engine.classify(&tool);
+            assert!(
+                v.evidence.iter().any(|e| e.rule == MODEL_RULE),
+                "{}: the model did not weigh in: {v:?}",
+                tool.name
+            );
+        }
     }
 
     #[test]
