@@ -1238,3 +1238,50 @@ fn a_read_word_in_the_name_does_not_hide_what_the_tool_does() {
     }
     assert_ne!(s["grade"], "A");
 }
+
+/// A description that claims the tool is read-only while its action word creates, sends, runs or
+/// deletes is reported (MR-F109), and the claim lowers no verdict. A read that says so, and a
+/// read-only mode or query named in a description, are not claims of that kind.
+#[test]
+fn a_claim_of_read_only_beside_an_acting_name_is_a_finding() {
+    let list =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/hostile/claims-read-only.json");
+    let out = mcprisk()
+        .args(["scan", "--format", "json", "--tools"])
+        .arg(&list)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let s = &doc["servers"][0];
+    let claimed: Vec<&str> = s["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == "MR-F109")
+        .map(|f| f["tool"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        claimed,
+        ["delegate_task", "execute_code", "create_agent"],
+        "{}",
+        s["findings"]
+    );
+    let category = |name: &str| {
+        s["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == name)
+            .unwrap()["category"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(category("execute_code"), "Execute");
+    assert_eq!(category("delete_rule"), "Destructive");
+}
