@@ -1267,7 +1267,7 @@ fn a_claim_of_read_only_beside_an_acting_name_is_a_finding() {
         .collect();
     assert_eq!(
         claimed,
-        ["delegate_task", "execute_code", "create_agent"],
+        ["assign_task", "execute_code", "create_agent"],
         "{}",
         s["findings"]
     );
