@@ -1190,12 +1190,11 @@ fn header_env_sends_a_token_that_is_not_on_the_command_line() {
     assert!(stderr.contains("MCPRISK_UNSET_VAR is not set"), "{stderr}");
 }
 
-/// Issue 12, item 1: a read word in the name must not hide what the description says the tool
-/// does. Each of these read-named tools deletes, runs a shell, or moves money.
-#[test]
-fn a_read_word_in_the_name_does_not_hide_what_the_tool_does() {
-    let list =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/hostile/deceptive-names.json");
+/// The first server of `scan --format json` on a tool list in `tests/data/hostile/`.
+fn scanned_hostile(file: &str) -> Value {
+    let list = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/hostile")
+        .join(file);
     let out = mcprisk()
         .args(["scan", "--format", "json", "--tools"])
         .arg(&list)
@@ -1206,30 +1205,44 @@ fn a_read_word_in_the_name_does_not_hide_what_the_tool_does() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let s = &doc["servers"][0];
-    let category = |name: &str| {
-        s["tools"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|t| t["name"] == name)
-            .unwrap()["category"]
-            .as_str()
-            .unwrap()
-            .to_string()
-    };
-    assert_eq!(category("get_status"), "Destructive");
-    assert_eq!(category("list_files"), "Execute");
-    assert_eq!(category("view_balance"), "Financial");
-    assert_eq!(category("search"), "Execute");
-    let deceptive: Vec<&str> = s["findings"]
+    let mut doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    doc["servers"][0].take()
+}
+
+/// The category of the tool `name` in a scanned server.
+fn category_in(s: &Value, name: &str) -> String {
+    s["tools"]
         .as_array()
         .unwrap()
         .iter()
-        .filter(|f| f["rule"] == "MR-F107")
+        .find(|t| t["name"] == name)
+        .unwrap()["category"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+/// The tools of a scanned server that carry a finding of `rule`, in report order.
+fn tools_with_finding<'a>(s: &'a Value, rule: &str) -> Vec<&'a str> {
+    s["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == rule)
         .map(|f| f["tool"].as_str().unwrap())
-        .collect();
+        .collect()
+}
+
+/// Issue 12, item 1: a read word in the name must not hide what the description says the tool
+/// does. Each of these read-named tools deletes, runs a shell, or moves money.
+#[test]
+fn a_read_word_in_the_name_does_not_hide_what_the_tool_does() {
+    let s = scanned_hostile("deceptive-names.json");
+    assert_eq!(category_in(&s, "get_status"), "Destructive");
+    assert_eq!(category_in(&s, "list_files"), "Execute");
+    assert_eq!(category_in(&s, "view_balance"), "Financial");
+    assert_eq!(category_in(&s, "search"), "Execute");
+    let deceptive = tools_with_finding(&s, "MR-F107");
     for name in ["get_status", "list_files", "view_balance", "search"] {
         assert!(
             deceptive.contains(&name),
@@ -1244,44 +1257,13 @@ fn a_read_word_in_the_name_does_not_hide_what_the_tool_does() {
 /// read-only mode or query named in a description, are not claims of that kind.
 #[test]
 fn a_claim_of_read_only_beside_an_acting_name_is_a_finding() {
-    let list =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/hostile/claims-read-only.json");
-    let out = mcprisk()
-        .args(["scan", "--format", "json", "--tools"])
-        .arg(&list)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let s = &doc["servers"][0];
-    let claimed: Vec<&str> = s["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|f| f["rule"] == "MR-F109")
-        .map(|f| f["tool"].as_str().unwrap())
-        .collect();
+    let s = scanned_hostile("claims-read-only.json");
     assert_eq!(
-        claimed,
+        tools_with_finding(&s, "MR-F109"),
         ["assign_task", "execute_code", "create_agent"],
         "{}",
         s["findings"]
     );
-    let category = |name: &str| {
-        s["tools"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|t| t["name"] == name)
-            .unwrap()["category"]
-            .as_str()
-            .unwrap()
-            .to_string()
-    };
-    assert_eq!(category("execute_code"), "Execute");
-    assert_eq!(category("delete_rule"), "Destructive");
+    assert_eq!(category_in(&s, "execute_code"), "Execute");
+    assert_eq!(category_in(&s, "delete_rule"), "Destructive");
 }
