@@ -1252,6 +1252,22 @@ fn a_read_word_in_the_name_does_not_hide_what_the_tool_does() {
     assert_ne!(s["grade"], "A");
 }
 
+/// A tool that sends, uploads or posts a local file named by its path is reported (MR-F110),
+/// without changing its verdict. A path that is a place in remote storage (the content comes in
+/// its own argument) or an API's path, a read of a local file, and a message with no file are not.
+#[test]
+fn a_tool_that_sends_a_local_file_by_its_path_is_a_finding() {
+    let s = scanned_hostile("sends-local-files.json");
+    assert_eq!(
+        tools_with_finding(&s, "MR-F110"),
+        ["send_email", "upload_file", "post_tweet"],
+        "{}",
+        s["findings"]
+    );
+    assert_eq!(category_in(&s, "upload_file"), "Write");
+    assert_eq!(category_in(&s, "read_file"), "Read");
+}
+
 /// A description that claims the tool is read-only while its action word creates, sends, runs or
 /// deletes is reported (MR-F109), and the claim lowers no verdict. A read that says so, and a
 /// read-only mode or query named in a description, are not claims of that kind.
