@@ -1268,6 +1268,21 @@ fn a_tool_that_sends_a_local_file_by_its_path_is_a_finding() {
     assert_eq!(category_in(&s, "read_file"), "Read");
 }
 
+/// A tool that uses a key or certificate file the caller names by its path is reported
+/// (MR-F111), whatever its argument's spelling. A `key_path` into a settings tree, an API's file
+/// key and a key passed as a value (that is MR-F105's) are not.
+#[test]
+fn a_tool_that_uses_a_key_file_the_caller_names_is_a_finding() {
+    let s = scanned_hostile("key-files.json");
+    assert_eq!(
+        tools_with_finding(&s, "MR-F111"),
+        ["ssh_connect", "sign_invoice", "add_server"],
+        "{}",
+        s["findings"]
+    );
+    assert_eq!(category_in(&s, "lookup_setting"), "Read");
+}
+
 /// A description that claims the tool is read-only while its action word creates, sends, runs or
 /// deletes is reported (MR-F109), and the claim lowers no verdict. A read that says so, and a
 /// read-only mode or query named in a description, are not claims of that kind.
