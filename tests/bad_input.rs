@@ -1283,6 +1283,21 @@ fn a_tool_that_uses_a_key_file_the_caller_names_is_a_finding() {
     assert_eq!(category_in(&s, "lookup_setting"), "Read");
 }
 
+/// A tool that approves, authorizes or confirms a request waiting for someone's decision is
+/// reported (MR-F112). Reading or asking for an approval, and approving what waits for no one,
+/// are not.
+#[test]
+fn a_tool_that_approves_a_pending_request_is_a_finding() {
+    let s = scanned_hostile("approves-pending.json");
+    assert_eq!(
+        tools_with_finding(&s, "MR-F112"),
+        ["approve_request", "confirmOrder", "authorize_device"],
+        "{}",
+        s["findings"]
+    );
+    assert_eq!(category_in(&s, "get_approval"), "Read");
+}
+
 /// A description that claims the tool is read-only while its action word creates, sends, runs or
 /// deletes is reported (MR-F109), and the claim lowers no verdict. A read that says so, and a
 /// read-only mode or query named in a description, are not claims of that kind.
