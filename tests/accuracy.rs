@@ -673,12 +673,16 @@ fn per_call_onchain_payments_are_money() {
          "inputSchema": {"type": "object", "properties": {"coin": {"type": "string"}}}},
         {"name": "note_detail", "description": "Fetch a note by link. Settles ~0.01 USDC via x402 on each successful call.",
          "inputSchema": {"type": "object", "properties": {"url": {"type": "string"}}}},
+        {"name": "scan_token", "description": "Run a risk scan on a token.\n\n    Returns a report. Pays $0.01 USDC on Base behind the\n    scenes via x402.",
+         "inputSchema": {"type": "object", "properties": {"address": {"type": "string"}}}},
+        {"name": "screen_name", "description": "Screen a name against sanctions lists. Paid x402 service ($0.01 USDC); returns the payment challenge.",
+         "inputSchema": {"type": "object", "properties": {"name": {"type": "string"}}}},
         {"name": "x402_check", "description": "Check if a URL requires x402 payment and get the payment requirements.",
          "inputSchema": {"type": "object", "properties": {"url": {"type": "string"}}}},
         {"name": "screen_sanctions", "description": "Screen a name against sanctions lists. Price: $0.45 per call, billed in fiat by the marketplace.",
          "inputSchema": {"type": "object", "properties": {"name": {"type": "string"}}}}
     ]});
-    for (t, v, money) in classify_each(doc, &[true, true, false, false]) {
+    for (t, v, money) in classify_each(doc, &[true, true, true, true, false, false]) {
         assert_eq!(
             v.evidence.iter().any(|e| e.rule == "MR-C106"),
             *money,
