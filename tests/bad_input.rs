@@ -1298,6 +1298,34 @@ fn a_tool_that_approves_a_pending_request_is_a_finding() {
     assert_eq!(category_in(&s, "get_approval"), "Read");
 }
 
+/// Hostile text cannot hide a phrase by breaking it across lines, tabs or doubled spaces: the
+/// poisoning phrases and the per-call payment are found as if written on one line, and the
+/// evidence quotes them on one line.
+#[test]
+fn phrases_split_by_whitespace_are_still_found() {
+    let s = scanned_hostile("whitespace-evasion.json");
+    assert_eq!(
+        tools_with_finding(&s, "MR-F101"),
+        ["get_weather", "get_time"],
+        "{}",
+        s["findings"]
+    );
+    let quoted: Vec<&str> = s["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == "MR-F101")
+        .map(|f| f["message"].as_str().unwrap())
+        .collect();
+    assert!(
+        quoted[0].ends_with("\"Ignore previous instructions\"")
+            && quoted[1].ends_with("\"Do not tell the user\""),
+        "{quoted:?}"
+    );
+    assert_eq!(category_in(&s, "get_token_risk"), "Financial");
+    assert_eq!(category_in(&s, "get_status"), "Read");
+}
+
 /// A description that claims the tool is read-only while its action word creates, sends, runs or
 /// deletes is reported (MR-F109), and the claim lowers no verdict. A read that says so, and a
 /// read-only mode or query named in a description, are not claims of that kind.

@@ -1127,7 +1127,9 @@ fn describe_witness(w: &Witness, r: &Resolved, out: &mut String) {
             } else {
                 "description"
             };
-            write!(out, "{whose} says \"{}\"", quote(text, hit))
+            // A phrase may run across a line break of the text: quoted on one line.
+            let quoted: Vec<&str> = quote(text, hit).split_whitespace().collect();
+            write!(out, "{whose} says \"{}\"", quoted.join(" "))
         }
         Witness::Argument(i) => write!(out, "argument '{}'", name(i)),
         Witness::FreeText(i) => write!(out, "free-text argument '{}'", name(i)),

@@ -267,10 +267,35 @@ impl PhraseIndex {
 
     /// Adds to `hits` every phrase of `scope` found in `text` at word boundaries, the first
     /// place of each; `index` says which text this is.
+    ///
+    /// A blank between two words of a phrase matches any run of whitespace in the text, so a
+    /// description wrapped across lines ("pays\n    via x402") or spaced twice still holds the
+    /// phrase. Such a text is searched with each run folded to one space, and the hits are
+    /// mapped back to where they are in `text`.
     pub fn find(&self, text: &str, index: u32, scope: u8, hits: &mut Vec<PhraseHit>) {
         if self.phrases.is_empty() {
             return;
         }
+        let bytes = text.as_bytes();
+        if !has_loose_whitespace(bytes) {
+            self.find_in(bytes, index, scope, hits);
+            return;
+        }
+        FOLDED.with(|folded| {
+            let mut folded = folded.borrow_mut();
+            let Folded { text: flat, origin } = &mut *folded;
+            fold_whitespace(bytes, flat, origin);
+            let before = hits.len();
+            self.find_in(flat, index, scope, hits);
+            for h in &mut hits[before..] {
+                h.start = origin[h.start] as usize;
+                h.end = origin[h.end - 1] as usize + 1;
+            }
+        });
+    }
+
+    /// [`PhraseIndex::find`] on a text taken as it is.
+    fn find_in(&self, bytes: &[u8], index: u32, scope: u8, hits: &mut Vec<PhraseHit>) {
         let Some(t) = scope::ALL.iter().position(|&s| s == scope) else {
             debug_assert!(false, "one scope at a time, not {scope}");
             return;
@@ -282,7 +307,6 @@ impl PhraseIndex {
         let medium: &[u64; BUCKETS / 64] =
             table.medium.nonempty.as_slice().try_into().expect("built");
         let long: &[u64; BUCKETS / 64] = table.long.nonempty.as_slice().try_into().expect("built");
-        let bytes = text.as_bytes();
         let before = hits.len();
         let mut prev_word_carry = 0u64;
         for (c, chunk) in bytes.chunks(64).enumerate() {
@@ -376,6 +400,65 @@ impl PhraseIndex {
                 end,
             });
         }
+    }
+}
+
+/// A text with its whitespace runs folded, and where each of its bytes came from.
+#[derive(Debug, Default)]
+struct Folded {
+    text: Vec<u8>,
+    /// `origin[i]` is the offset in the original text of the folded text's byte `i`.
+    origin: Vec<u32>,
+}
+
+thread_local! {
+    /// Reused by [`PhraseIndex::find`], so folding a text allocates nothing once warm.
+    static FOLDED: std::cell::RefCell<Folded> = std::cell::RefCell::new(Folded::default());
+}
+
+/// ASCII whitespace, which a blank of a phrase stands for. NUL is not: it separates the
+/// schema's texts when they are searched as one, and no phrase runs across two of them.
+fn is_space(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c)
+}
+
+/// Whether `bytes` has whitespace other than single spaces: a line break, a tab, or two
+/// blanks in a row.
+fn has_loose_whitespace(bytes: &[u8]) -> bool {
+    let mut after_space = false;
+    for &b in bytes {
+        if b == b' ' {
+            if after_space {
+                return true;
+            }
+            after_space = true;
+        } else if is_space(b) {
+            return true;
+        } else {
+            after_space = false;
+        }
+    }
+    false
+}
+
+/// `bytes` into `text` with every run of whitespace made one space, and into `origin` where
+/// each byte of `text` came from. Only ASCII bytes are replaced, so UTF-8 stays UTF-8.
+fn fold_whitespace(bytes: &[u8], text: &mut Vec<u8>, origin: &mut Vec<u32>) {
+    text.clear();
+    origin.clear();
+    let mut in_run = false;
+    for (i, &b) in bytes.iter().enumerate() {
+        if is_space(b) {
+            if in_run {
+                continue;
+            }
+            in_run = true;
+            text.push(b' ');
+        } else {
+            in_run = false;
+            text.push(b);
+        }
+        origin.push(i as u32);
     }
 }
 
@@ -556,6 +639,24 @@ mod tests {
         assert_eq!(found(&ix, "the db.", D), vec![(1, 4, 6)]);
         assert_eq!(found(&ix, "dbs", D), vec![]);
         assert_eq!(found(&ix, "then exfiltrates", D), vec![(2, 5, 14)]);
+    }
+
+    #[test]
+    fn a_blank_of_a_phrase_matches_any_run_of_whitespace() {
+        use scope::DESCRIPTION as D;
+        let ix = index(&[("pays via x402", true, D), ("rm -rf", false, D)]);
+        assert_eq!(found(&ix, "It pays via x402.", D), vec![(0, 3, 16)]);
+        // Wrapped as a docstring wraps, spaced twice, tabbed: found, at the original offsets.
+        assert_eq!(found(&ix, "It pays\n    via x402.", D), vec![(0, 3, 20)]);
+        assert_eq!(found(&ix, "It  pays  via\r\n\tx402", D), vec![(0, 4, 20)]);
+        assert_eq!(found(&ix, "run  rm \n -rf /", D), vec![(1, 5, 13)]);
+        // A run before the phrase moves where it starts, not whether it is found.
+        assert_eq!(found(&ix, "\n\n  pays via x402", D), vec![(0, 4, 17)]);
+        // Words still have to be apart, and a NUL (between schema texts) is not a space.
+        assert_eq!(found(&ix, "paysvia x402", D), vec![]);
+        assert_eq!(found(&ix, "pays\0via x402", D), vec![]);
+        // Multi-byte text around a run stays whole.
+        assert_eq!(found(&ix, "é  pays\nvia x402 ü", D), vec![(0, 4, 17)]);
     }
 
     #[test]
