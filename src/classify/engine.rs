@@ -8,7 +8,7 @@ use super::cond::{IdSet, C};
 use super::features::Features;
 use super::lexicon::{role, Lexicon, NONE};
 use super::model::{self, Model, Prediction, RuleSignals};
-use super::phrases::{scope, PhraseHit, PhraseIndex};
+use super::phrases::{fold_whitespace, has_loose_whitespace, scope, PhraseHit, PhraseIndex};
 use super::prefilter::{members, Prefilter, RuleSet, Slot};
 use super::rules::{Cond, Rule, RuleFile, RuleKind};
 use super::scratch::{cleared, with_scratch, Scratch};
@@ -61,7 +61,8 @@ fn named_danger_or_likeliest(
 }
 
 /// Adds the phrases of `scope` found in the schema texts to `hits`, as if each text were
-/// searched in turn. A tool has about ten short texts, so they are searched as one (each
+/// searched in turn, folded as [`fold_whitespace`] folds it (a hit's offsets are in the folded
+/// text: see [`folded`]). A tool has about ten short texts, so they are searched as one (each
 /// followed by a NUL, a blank no phrase contains) and each hit is mapped back to its text: one
 /// pass over whole chunks instead of ten padded ones. `buffers` are reused for the joined text
 /// and where each text starts in it.
@@ -81,16 +82,32 @@ fn find_in_texts(
     joined.reserve(texts.iter().map(|t| t.len() + 1).sum());
     for text in texts {
         starts.push(joined.len());
-        joined.push_str(text);
+        if has_loose_whitespace(text.as_bytes()) {
+            fold_whitespace(text, joined);
+        } else {
+            joined.push_str(text);
+        }
         joined.push('\0');
     }
     let before = hits.len();
-    phrases.find(joined, 0, scope, hits);
+    phrases.find_folded(joined, 0, scope, hits);
     for h in &mut hits[before..] {
         let i = starts.partition_point(|&start| start <= h.start) - 1;
         h.text = i as u32;
         h.start -= starts[i];
         h.end -= starts[i];
+    }
+}
+
+/// `text` as phrases are searched in it: itself, or folded into `buffer` when it has runs of
+/// whitespace.
+fn folded<'t>(text: &'t str, buffer: &'t mut String) -> &'t str {
+    if has_loose_whitespace(text.as_bytes()) {
+        buffer.clear();
+        fold_whitespace(text, buffer);
+        buffer
+    } else {
+        text
     }
 }
 
@@ -250,6 +267,9 @@ enum VerbOrigin {
 /// A tool's features resolved against the engine's word table.
 struct Resolved<'a> {
     tool: &'a Tool,
+    /// The description with its runs of whitespace folded, when it has any: what the phrases'
+    /// offsets refer to (see [`Resolved::description`]).
+    folded_description: Option<String>,
     f: &'a Features<'a>,
     name_ids: Vec<u32>,
     verbs: Vec<VerbHit<'a>>,
@@ -271,16 +291,18 @@ struct LazyHits {
 }
 
 impl Resolved<'_> {
+    /// The description as phrases were searched in it.
+    fn description(&self) -> &str {
+        self.folded_description
+            .as_deref()
+            .unwrap_or(&self.tool.description)
+    }
+
     /// The lazy phrases' hits, searched for on the first call.
     fn lazy_hits(&self, phrases: &PhraseIndex) -> &LazyHits {
         self.lazy.get_or_init(|| {
             let mut found = LazyHits::default();
-            phrases.find(
-                &self.tool.description,
-                0,
-                scope::LAZY,
-                &mut found.description,
-            );
+            phrases.find_folded(self.description(), 0, scope::LAZY, &mut found.description);
             let (mut joined, mut starts) = (String::new(), Vec::new());
             find_in_texts(
                 phrases,
@@ -303,6 +325,9 @@ impl Scratch {
         self.enum_words = r.enum_words;
         self.hits = r.hits;
         self.schema_hits = r.schema_hits;
+        if let Some(folded) = r.folded_description {
+            self.folded_description = folded;
+        }
     }
 }
 
@@ -599,9 +624,16 @@ impl Engine {
                 }
             }
         }
+        let folded_description = has_loose_whitespace(tool.description.as_bytes()).then(|| {
+            let mut folded = std::mem::take(&mut s.folded_description);
+            folded.clear();
+            fold_whitespace(&tool.description, &mut folded);
+            folded
+        });
+        let description = folded_description.as_deref().unwrap_or(&tool.description);
         let mut hits = cleared(&mut s.hits);
         self.phrases
-            .find(&tool.description, 0, scope::DESCRIPTION, &mut hits);
+            .find_folded(description, 0, scope::DESCRIPTION, &mut hits);
         let mut schema_hits = cleared(&mut s.schema_hits);
         find_in_texts(
             &self.phrases,
@@ -612,6 +644,7 @@ impl Engine {
         );
         Resolved {
             tool,
+            folded_description,
             f,
             name_ids,
             verbs,
@@ -1117,19 +1150,18 @@ fn describe_witness(w: &Witness, r: &Resolved, out: &mut String) {
         Witness::Lead(word) => write!(out, "the description says what it does: '{word}'"),
         Witness::NameWord(i) => write!(out, "name word '{}'", r.f.name_words.get(i)),
         Witness::Phrase(hit, in_schema) => {
+            let mut buffer = String::new();
             let text = if in_schema {
-                r.f.schema_texts[hit.text as usize]
+                folded(r.f.schema_texts[hit.text as usize], &mut buffer)
             } else {
-                r.tool.description.as_str()
+                r.description()
             };
             let whose = if in_schema {
                 "an argument's text"
             } else {
                 "description"
             };
-            // A phrase may run across a line break of the text: quoted on one line.
-            let quoted: Vec<&str> = quote(text, hit).split_whitespace().collect();
-            write!(out, "{whose} says \"{}\"", quoted.join(" "))
+            write!(out, "{whose} says \"{}\"", quote(text, hit))
         }
         Witness::Argument(i) => write!(out, "argument '{}'", name(i)),
         Witness::FreeText(i) => write!(out, "free-text argument '{}'", name(i)),
@@ -1261,6 +1293,11 @@ mod tests {
             vec!["exfiltrat", "e the data", "mcp.json"],
             vec!["ignore previous", "instructions", ""],
             vec!["a\0ignore all previous\0", "\0", "é ~/.aws ü"],
+            vec![
+                "ignore   previous\n  instructions",
+                "do not\ttell  the user",
+                " ",
+            ],
             vec!["The amount", "in USD", "paid by the customer"],
         ]);
         for (scope, least) in [(scope::SCHEMA, 5), (scope::LAZY, 2)] {
@@ -1268,7 +1305,9 @@ mod tests {
             for texts in &sets {
                 let mut each = Vec::new();
                 for (i, t) in texts.iter().enumerate() {
-                    engine.phrases.find(t, i as u32, scope, &mut each);
+                    let mut buffer = String::new();
+                    let t = folded(t, &mut buffer);
+                    engine.phrases.find_folded(t, i as u32, scope, &mut each);
                 }
                 let mut joined = Vec::new();
                 let buffers = (&mut String::new(), &mut Vec::new());

@@ -284,7 +284,7 @@ impl PhraseIndex {
         FOLDED.with(|folded| {
             let mut folded = folded.borrow_mut();
             let Folded { text: flat, origin } = &mut *folded;
-            fold_whitespace(bytes, flat, origin);
+            fold_with_origin(bytes, flat, origin);
             let before = hits.len();
             self.find_in(flat, index, scope, hits);
             for h in &mut hits[before..] {
@@ -292,6 +292,15 @@ impl PhraseIndex {
                 h.end = origin[h.end - 1] as usize + 1;
             }
         });
+    }
+
+    /// [`PhraseIndex::find`] on a text with no run of whitespace (one [`fold_whitespace`]
+    /// made, or one [`has_loose_whitespace`] passed): searched as it is, hits at its offsets.
+    pub fn find_folded(&self, text: &str, index: u32, scope: u8, hits: &mut Vec<PhraseHit>) {
+        debug_assert!(!has_loose_whitespace(text.as_bytes()), "{text:?}");
+        if !self.phrases.is_empty() {
+            self.find_in(text.as_bytes(), index, scope, hits);
+        }
     }
 
     /// [`PhraseIndex::find`] on a text taken as it is.
@@ -416,34 +425,76 @@ thread_local! {
     static FOLDED: std::cell::RefCell<Folded> = std::cell::RefCell::new(Folded::default());
 }
 
-/// ASCII whitespace, which a blank of a phrase stands for. NUL is not: it separates the
-/// schema's texts when they are searched as one, and no phrase runs across two of them.
+/// Whitespace that a blank of a phrase stands for: space, tab, line feed, carriage return.
+/// NUL is not: it separates the schema's texts when they are searched as one, and no phrase
+/// runs across two of them.
 fn is_space(b: u8) -> bool {
-    matches!(b, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c)
+    matches!(b, b' ' | b'\t' | b'\n' | b'\r')
+}
+
+/// Where folding has work to do at or after `from`: the next tab or line break, and the next
+/// two spaces in a row. Found with `memchr`'s vectorized searches, as most text has neither.
+#[derive(Debug, Default)]
+struct LoosePlaces {
+    breaks: Option<usize>,
+    doubled: Option<usize>,
+}
+
+impl LoosePlaces {
+    /// The first loose place at or after `from`, searching again only for what lies behind.
+    fn next(&mut self, bytes: &[u8], from: usize) -> Option<usize> {
+        static DOUBLED: std::sync::OnceLock<memchr::memmem::Finder<'static>> =
+            std::sync::OnceLock::new();
+        let rest = &bytes[from.min(bytes.len())..];
+        if self.breaks.is_some_and(|p| p < from) || (from == 0 && self.breaks.is_none()) {
+            self.breaks = memchr::memchr3(b'\n', b'\t', b'\r', rest).map(|i| from + i);
+        }
+        if self.doubled.is_some_and(|p| p < from) || (from == 0 && self.doubled.is_none()) {
+            let finder = DOUBLED.get_or_init(|| memchr::memmem::Finder::new(b"  "));
+            self.doubled = finder.find(rest).map(|i| from + i);
+        }
+        match (self.breaks, self.doubled) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
 }
 
 /// Whether `bytes` has whitespace other than single spaces: a line break, a tab, or two
-/// blanks in a row.
-fn has_loose_whitespace(bytes: &[u8]) -> bool {
-    let mut after_space = false;
-    for &b in bytes {
-        if b == b' ' {
-            if after_space {
-                return true;
-            }
-            after_space = true;
-        } else if is_space(b) {
-            return true;
-        } else {
-            after_space = false;
-        }
-    }
-    false
+/// spaces in a row. Such a text is searched folded.
+pub fn has_loose_whitespace(bytes: &[u8]) -> bool {
+    LoosePlaces::default().next(bytes, 0).is_some()
 }
 
-/// `bytes` into `text` with every run of whitespace made one space, and into `origin` where
-/// each byte of `text` came from. Only ASCII bytes are replaced, so UTF-8 stays UTF-8.
-fn fold_whitespace(bytes: &[u8], text: &mut Vec<u8>, origin: &mut Vec<u32>) {
+/// Appends `text` to `out` with every run of whitespace made one space: the text
+/// [`PhraseIndex::find_folded`] searches and evidence quotes. The spans between runs are
+/// copied whole.
+pub fn fold_whitespace(text: &str, out: &mut String) {
+    let bytes = text.as_bytes();
+    let mut places = LoosePlaces::default();
+    let mut copied = 0;
+    while let Some(p) = places.next(bytes, copied) {
+        // A run starts at the space before a tab or line break, if there is one.
+        let run_start = if p > copied && bytes[p - 1] == b' ' {
+            p - 1
+        } else {
+            p
+        };
+        // Whitespace is ASCII, so these offsets are character boundaries.
+        out.push_str(&text[copied..run_start]);
+        out.push(' ');
+        let mut end = p;
+        while end < bytes.len() && is_space(bytes[end]) {
+            end += 1;
+        }
+        copied = end;
+    }
+    out.push_str(&text[copied..]);
+}
+
+/// `bytes` into `text` as [`fold_whitespace`] folds it, and into `origin` where each byte of
+/// `text` came from.
+fn fold_with_origin(bytes: &[u8], text: &mut Vec<u8>, origin: &mut Vec<u32>) {
     text.clear();
     origin.clear();
     let mut in_run = false;
@@ -657,6 +708,58 @@ mod tests {
         assert_eq!(found(&ix, "pays\0via x402", D), vec![]);
         // Multi-byte text around a run stays whole.
         assert_eq!(found(&ix, "é  pays\nvia x402 ü", D), vec![(0, 4, 17)]);
+    }
+
+    #[test]
+    fn folding_makes_each_run_of_whitespace_one_space_and_knows_where_bytes_came_from() {
+        let naive = |t: &str| {
+            let mut out = String::new();
+            let mut in_run = false;
+            for c in t.chars() {
+                if matches!(c, ' ' | '\t' | '\n' | '\r') {
+                    if !in_run {
+                        out.push(' ');
+                    }
+                    in_run = true;
+                } else {
+                    out.push(c);
+                    in_run = false;
+                }
+            }
+            out
+        };
+        for t in [
+            "",
+            " ",
+            "  ",
+            "a",
+            "a b",
+            "a  b",
+            " a\n",
+            "\n\n",
+            "a \n b",
+            "a\t\tb  c \r\n d ",
+            "é  ü\n\u{a0}x",
+            "one two  three\nfour\tfive   six",
+            "x\0 \0y",
+            "  lead",
+            "trail \n",
+        ] {
+            let mut folded = String::new();
+            fold_whitespace(t, &mut folded);
+            assert_eq!(folded, naive(t), "{t:?}");
+            assert_eq!(has_loose_whitespace(t.as_bytes()), folded != t, "{t:?}");
+            let (mut flat, mut origin) = (Vec::new(), Vec::new());
+            fold_with_origin(t.as_bytes(), &mut flat, &mut origin);
+            assert_eq!(flat, folded.as_bytes(), "{t:?}");
+            for (i, &o) in origin.iter().enumerate() {
+                let b = t.as_bytes()[o as usize];
+                assert!(
+                    b == flat[i] || (flat[i] == b' ' && is_space(b)),
+                    "{t:?} at {i}"
+                );
+            }
+        }
     }
 
     #[test]

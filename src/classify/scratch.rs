@@ -19,6 +19,8 @@ pub(super) struct Scratch {
     /// The schema texts end to end, each followed by a NUL, and where each starts.
     pub schema_joined: String,
     pub schema_starts: Vec<usize>,
+    /// The description with its whitespace runs folded, when it has any.
+    pub folded_description: String,
     pub words: Words,
     pub candidates: Vec<u64>,
     pub matched: Vec<usize>,
