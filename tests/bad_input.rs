@@ -1222,15 +1222,26 @@ fn category_in(s: &Value, name: &str) -> String {
         .to_string()
 }
 
-/// The tools of a scanned server that carry a finding of `rule`, in report order.
-fn tools_with_finding<'a>(s: &'a Value, rule: &str) -> Vec<&'a str> {
+/// The findings of `rule` in a scanned server, in report order.
+fn findings_of<'a>(s: &'a Value, rule: &'a str) -> impl Iterator<Item = &'a Value> {
     s["findings"]
         .as_array()
         .unwrap()
         .iter()
-        .filter(|f| f["rule"] == rule)
+        .filter(move |f| f["rule"] == rule)
+}
+
+/// The tools of a scanned server that carry a finding of `rule`, in report order.
+fn tools_with_finding<'a>(s: &'a Value, rule: &'a str) -> Vec<&'a str> {
+    findings_of(s, rule)
         .map(|f| f["tool"].as_str().unwrap())
         .collect()
+}
+
+/// Asserts that exactly `tools` carry a finding of `rule`, in report order; on failure it shows
+/// every finding of the server.
+fn assert_finding_on(s: &Value, rule: &str, tools: &[&str]) {
+    assert_eq!(tools_with_finding(s, rule), tools, "{}", s["findings"]);
 }
 
 /// Issue 12, item 1: a read word in the name must not hide what the description says the tool
@@ -1258,12 +1269,7 @@ fn a_read_word_in_the_name_does_not_hide_what_the_tool_does() {
 #[test]
 fn a_tool_that_sends_a_local_file_by_its_path_is_a_finding() {
     let s = scanned_hostile("sends-local-files.json");
-    assert_eq!(
-        tools_with_finding(&s, "MR-F110"),
-        ["send_email", "upload_file", "post_tweet"],
-        "{}",
-        s["findings"]
-    );
+    assert_finding_on(&s, "MR-F110", &["send_email", "upload_file", "post_tweet"]);
     assert_eq!(category_in(&s, "upload_file"), "Write");
     assert_eq!(category_in(&s, "read_file"), "Read");
 }
@@ -1274,11 +1280,10 @@ fn a_tool_that_sends_a_local_file_by_its_path_is_a_finding() {
 #[test]
 fn a_tool_that_uses_a_key_file_the_caller_names_is_a_finding() {
     let s = scanned_hostile("key-files.json");
-    assert_eq!(
-        tools_with_finding(&s, "MR-F111"),
-        ["ssh_connect", "sign_invoice", "add_server"],
-        "{}",
-        s["findings"]
+    assert_finding_on(
+        &s,
+        "MR-F111",
+        &["ssh_connect", "sign_invoice", "add_server"],
     );
     assert_eq!(category_in(&s, "lookup_setting"), "Read");
 }
@@ -1289,11 +1294,10 @@ fn a_tool_that_uses_a_key_file_the_caller_names_is_a_finding() {
 #[test]
 fn a_tool_that_approves_a_pending_request_is_a_finding() {
     let s = scanned_hostile("approves-pending.json");
-    assert_eq!(
-        tools_with_finding(&s, "MR-F112"),
-        ["approve_request", "confirmOrder", "authorize_device"],
-        "{}",
-        s["findings"]
+    assert_finding_on(
+        &s,
+        "MR-F112",
+        &["approve_request", "confirmOrder", "authorize_device"],
     );
     assert_eq!(category_in(&s, "get_approval"), "Read");
 }
@@ -1304,17 +1308,8 @@ fn a_tool_that_approves_a_pending_request_is_a_finding() {
 #[test]
 fn phrases_split_by_whitespace_are_still_found() {
     let s = scanned_hostile("whitespace-evasion.json");
-    assert_eq!(
-        tools_with_finding(&s, "MR-F101"),
-        ["get_weather", "get_time"],
-        "{}",
-        s["findings"]
-    );
-    let quoted: Vec<&str> = s["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|f| f["rule"] == "MR-F101")
+    assert_finding_on(&s, "MR-F101", &["get_weather", "get_time"]);
+    let quoted: Vec<&str> = findings_of(&s, "MR-F101")
         .map(|f| f["message"].as_str().unwrap())
         .collect();
     assert!(
@@ -1332,11 +1327,10 @@ fn phrases_split_by_whitespace_are_still_found() {
 #[test]
 fn a_claim_of_read_only_beside_an_acting_name_is_a_finding() {
     let s = scanned_hostile("claims-read-only.json");
-    assert_eq!(
-        tools_with_finding(&s, "MR-F109"),
-        ["assign_task", "execute_code", "create_agent"],
-        "{}",
-        s["findings"]
+    assert_finding_on(
+        &s,
+        "MR-F109",
+        &["assign_task", "execute_code", "create_agent"],
     );
     assert_eq!(category_in(&s, "execute_code"), "Execute");
     assert_eq!(category_in(&s, "delete_rule"), "Destructive");

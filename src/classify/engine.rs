@@ -82,11 +82,7 @@ fn find_in_texts(
     joined.reserve(texts.iter().map(|t| t.len() + 1).sum());
     for text in texts {
         starts.push(joined.len());
-        if has_loose_whitespace(text.as_bytes()) {
-            fold_whitespace(text, joined);
-        } else {
-            joined.push_str(text);
-        }
+        fold_whitespace(text, joined);
         joined.push('\0');
     }
     let before = hits.len();

@@ -466,11 +466,17 @@ pub fn has_loose_whitespace(bytes: &[u8]) -> bool {
     LoosePlaces::default().next(bytes, 0).is_some()
 }
 
-/// Appends `text` to `out` with every run of whitespace made one space: the text
-/// [`PhraseIndex::find_folded`] searches and evidence quotes. The spans between runs are
-/// copied whole.
-pub fn fold_whitespace(text: &str, out: &mut String) {
-    let bytes = text.as_bytes();
+/// A piece of a text as folding sees it.
+enum Piece {
+    /// Bytes `start..end`, copied whole.
+    Kept(usize, usize),
+    /// A run of whitespace starting at this byte, which becomes one space.
+    Run(usize),
+}
+
+/// Hands `each` the pieces of `bytes` in order: the one definition of a run of whitespace that
+/// both folds below use.
+fn fold_pieces(bytes: &[u8], mut each: impl FnMut(Piece)) {
     let mut places = LoosePlaces::default();
     let mut copied = 0;
     while let Some(p) = places.next(bytes, copied) {
@@ -480,16 +486,26 @@ pub fn fold_whitespace(text: &str, out: &mut String) {
         } else {
             p
         };
-        // Whitespace is ASCII, so these offsets are character boundaries.
-        out.push_str(&text[copied..run_start]);
-        out.push(' ');
+        each(Piece::Kept(copied, run_start));
+        each(Piece::Run(run_start));
         let mut end = p;
         while end < bytes.len() && is_space(bytes[end]) {
             end += 1;
         }
         copied = end;
     }
-    out.push_str(&text[copied..]);
+    each(Piece::Kept(copied, bytes.len()));
+}
+
+/// Appends `text` to `out` with every run of whitespace made one space: the text
+/// [`PhraseIndex::find_folded`] searches and evidence quotes. The spans between runs are
+/// copied whole; a text without runs is copied as it is.
+pub fn fold_whitespace(text: &str, out: &mut String) {
+    fold_pieces(text.as_bytes(), |piece| match piece {
+        // Whitespace is ASCII, so span ends are character boundaries.
+        Piece::Kept(start, end) => out.push_str(&text[start..end]),
+        Piece::Run(_) => out.push(' '),
+    });
 }
 
 /// `bytes` into `text` as [`fold_whitespace`] folds it, and into `origin` where each byte of
@@ -497,20 +513,16 @@ pub fn fold_whitespace(text: &str, out: &mut String) {
 fn fold_with_origin(bytes: &[u8], text: &mut Vec<u8>, origin: &mut Vec<u32>) {
     text.clear();
     origin.clear();
-    let mut in_run = false;
-    for (i, &b) in bytes.iter().enumerate() {
-        if is_space(b) {
-            if in_run {
-                continue;
-            }
-            in_run = true;
-            text.push(b' ');
-        } else {
-            in_run = false;
-            text.push(b);
+    fold_pieces(bytes, |piece| match piece {
+        Piece::Kept(start, end) => {
+            text.extend_from_slice(&bytes[start..end]);
+            origin.extend(start as u32..end as u32);
         }
-        origin.push(i as u32);
-    }
+        Piece::Run(at) => {
+            text.push(b' ');
+            origin.push(at as u32);
+        }
+    });
 }
 
 /// Items tagged with their group (below `groups`) as one list in group order, and where each
