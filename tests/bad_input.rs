@@ -1302,22 +1302,24 @@ fn a_tool_that_approves_a_pending_request_is_a_finding() {
     assert_eq!(category_in(&s, "get_approval"), "Read");
 }
 
-/// Hostile text cannot hide a phrase by breaking it across lines, tabs or doubled spaces: the
-/// poisoning phrases and the per-call payment are found as if written on one line, and the
-/// evidence quotes them on one line.
+/// Hostile text cannot hide a phrase by breaking it across lines, tabs, doubled spaces or
+/// Unicode spaces (no-break, em, thin, ideographic): the poisoning phrases and the per-call
+/// payments are found as if written on one line, and the evidence quotes them on one line.
 #[test]
 fn phrases_split_by_whitespace_are_still_found() {
     let s = scanned_hostile("whitespace-evasion.json");
-    assert_finding_on(&s, "MR-F101", &["get_weather", "get_time"]);
+    assert_finding_on(&s, "MR-F101", &["get_weather", "get_time", "get_forecast"]);
     let quoted: Vec<&str> = findings_of(&s, "MR-F101")
         .map(|f| f["message"].as_str().unwrap())
         .collect();
     assert!(
         quoted[0].ends_with("\"Ignore previous instructions\"")
-            && quoted[1].ends_with("\"Do not tell the user\""),
+            && quoted[1].ends_with("\"Do not tell the user\"")
+            && quoted[2].ends_with("\"Do not tell the user\""),
         "{quoted:?}"
     );
     assert_eq!(category_in(&s, "get_token_risk"), "Financial");
+    assert_eq!(category_in(&s, "get_price_feed"), "Financial");
     assert_eq!(category_in(&s, "get_status"), "Read");
 }
 

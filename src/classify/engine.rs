@@ -79,11 +79,22 @@ fn find_in_texts(
     let (joined, starts) = buffers;
     joined.clear();
     starts.clear();
-    joined.reserve(texts.iter().map(|t| t.len() + 1).sum());
     for text in texts {
         starts.push(joined.len());
-        fold_whitespace(text, joined);
+        joined.push_str(text);
         joined.push('\0');
+    }
+    // Most schema texts have no run of whitespace: one check of the whole, and only when it
+    // finds one is each text folded (after the raw copy, which is then dropped).
+    let raw_len = joined.len();
+    if has_loose_whitespace(joined.as_bytes()) {
+        starts.clear();
+        for text in texts {
+            starts.push(joined.len() - raw_len);
+            fold_whitespace(text, joined);
+            joined.push('\0');
+        }
+        joined.drain(..raw_len);
     }
     let before = hits.len();
     phrases.find_folded(joined, 0, scope, hits);

@@ -425,43 +425,99 @@ thread_local! {
     static FOLDED: std::cell::RefCell<Folded> = std::cell::RefCell::new(Folded::default());
 }
 
-/// Whitespace that a blank of a phrase stands for: space, tab, line feed, carriage return.
-/// NUL is not: it separates the schema's texts when they are searched as one, and no phrase
-/// runs across two of them.
-fn is_space(b: u8) -> bool {
-    matches!(b, b' ' | b'\t' | b'\n' | b'\r')
+/// The length in bytes of the whitespace character at `at`, or 0 if there is none: any
+/// character Unicode calls white space (`char::is_whitespace`), so a no-break, em or
+/// ideographic space, a vertical tab or a form feed stands between words as a space does.
+/// NUL is not white space: it separates the schema's texts when they are searched as one, and
+/// no phrase runs across two of them.
+fn space_len(bytes: &[u8], at: usize) -> usize {
+    match bytes.get(at..).unwrap_or_default() {
+        [b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c, ..] => 1,
+        // U+0085 next line, U+00A0 no-break space.
+        [0xc2, 0x85 | 0xa0, ..] => 2,
+        // U+1680 ogham space mark.
+        [0xe1, 0x9a, 0x80, ..] => 3,
+        // U+2000 to U+200A, U+2028 and U+2029 (line and paragraph separators), U+202F.
+        [0xe2, 0x80, 0x80..=0x8a | 0xa8 | 0xa9 | 0xaf, ..] => 3,
+        // U+205F medium mathematical space.
+        [0xe2, 0x81, 0x9f, ..] => 3,
+        // U+3000 ideographic space.
+        [0xe3, 0x80, 0x80, ..] => 3,
+        _ => 0,
+    }
 }
 
-/// Where folding has work to do at or after `from`: the next tab or line break, and the next
-/// two spaces in a row. Found with `memchr`'s vectorized searches, as most text has neither.
+/// The next place at or after a given offset where one search finds something, remembered
+/// so that the search runs again only once the caller has moved past it.
 #[derive(Debug, Default)]
-struct LoosePlaces {
-    breaks: Option<usize>,
-    doubled: Option<usize>,
+struct NextHit {
+    /// `None` before the first search; `Some(None)` once nothing is left to find.
+    found: Option<Option<usize>>,
 }
 
-impl LoosePlaces {
-    /// The first loose place at or after `from`, searching again only for what lies behind.
-    fn next(&mut self, bytes: &[u8], from: usize) -> Option<usize> {
-        static DOUBLED: std::sync::OnceLock<memchr::memmem::Finder<'static>> =
-            std::sync::OnceLock::new();
-        let rest = &bytes[from.min(bytes.len())..];
-        if self.breaks.is_some_and(|p| p < from) || (from == 0 && self.breaks.is_none()) {
-            self.breaks = memchr::memchr3(b'\n', b'\t', b'\r', rest).map(|i| from + i);
-        }
-        if self.doubled.is_some_and(|p| p < from) || (from == 0 && self.doubled.is_none()) {
-            let finder = DOUBLED.get_or_init(|| memchr::memmem::Finder::new(b"  "));
-            self.doubled = finder.find(rest).map(|i| from + i);
-        }
-        match (self.breaks, self.doubled) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
+impl NextHit {
+    fn at_or_after(
+        &mut self,
+        from: usize,
+        search: impl FnOnce(usize) -> Option<usize>,
+    ) -> Option<usize> {
+        match self.found {
+            Some(Some(p)) if p >= from => Some(p),
+            Some(None) => None,
+            _ => {
+                let found = search(from);
+                self.found = Some(found);
+                found
+            }
         }
     }
 }
 
-/// Whether `bytes` has whitespace other than single spaces: a line break, a tab, or two
-/// spaces in a row. Such a text is searched folded.
+/// Where folding has work to do: each search finds candidates with `memchr`'s vectorized
+/// searches, as most text has none. Tabs and line breaks; two spaces in a row; vertical tab,
+/// form feed and the lead byte of a two-byte space; the lead bytes of three-byte spaces. A
+/// lead byte is a candidate only: an em dash starts as an em space does.
+#[derive(Debug, Default)]
+struct LoosePlaces {
+    breaks: NextHit,
+    doubled: NextHit,
+    narrow: NextHit,
+    wide: NextHit,
+}
+
+impl LoosePlaces {
+    /// The first whitespace character at or after `from` that folding changes.
+    fn next(&mut self, bytes: &[u8], mut from: usize) -> Option<usize> {
+        static DOUBLED: std::sync::OnceLock<memchr::memmem::Finder<'static>> =
+            std::sync::OnceLock::new();
+        loop {
+            let rest = |from: usize| &bytes[from.min(bytes.len())..];
+            let candidates = [
+                self.breaks.at_or_after(from, |f| {
+                    memchr::memchr3(b'\n', b'\t', b'\r', rest(f)).map(|i| f + i)
+                }),
+                self.doubled.at_or_after(from, |f| {
+                    let finder = DOUBLED.get_or_init(|| memchr::memmem::Finder::new(b"  "));
+                    finder.find(rest(f)).map(|i| f + i)
+                }),
+                self.narrow.at_or_after(from, |f| {
+                    memchr::memchr3(0x0b, 0x0c, 0xc2, rest(f)).map(|i| f + i)
+                }),
+                self.wide.at_or_after(from, |f| {
+                    memchr::memchr3(0xe1, 0xe2, 0xe3, rest(f)).map(|i| f + i)
+                }),
+            ];
+            let p = candidates.into_iter().flatten().min()?;
+            if space_len(bytes, p) > 0 {
+                return Some(p);
+            }
+            from = p + 1;
+        }
+    }
+}
+
+/// Whether `bytes` has whitespace other than single spaces: a line break, a tab, two spaces in
+/// a row, or any other white space character. Such a text is searched folded.
 pub fn has_loose_whitespace(bytes: &[u8]) -> bool {
     LoosePlaces::default().next(bytes, 0).is_some()
 }
@@ -489,8 +545,11 @@ fn fold_pieces(bytes: &[u8], mut each: impl FnMut(Piece)) {
         each(Piece::Kept(copied, run_start));
         each(Piece::Run(run_start));
         let mut end = p;
-        while end < bytes.len() && is_space(bytes[end]) {
-            end += 1;
+        loop {
+            match space_len(bytes, end) {
+                0 => break,
+                width => end += width,
+            }
         }
         copied = end;
     }
@@ -720,6 +779,25 @@ mod tests {
         assert_eq!(found(&ix, "pays\0via x402", D), vec![]);
         // Multi-byte text around a run stays whole.
         assert_eq!(found(&ix, "é  pays\nvia x402 ü", D), vec![(0, 4, 17)]);
+        // A no-break, em or ideographic space stands between words as a space does; an em
+        // dash or a zero-width space does not.
+        assert_eq!(found(&ix, "pays\u{a0}via x402", D), vec![(0, 0, 14)]);
+        assert_eq!(
+            found(&ix, "pays \u{2003}via\u{3000}x402", D),
+            vec![(0, 0, 18)]
+        );
+        assert_eq!(found(&ix, "pays\u{2014}via x402", D), vec![]);
+        assert_eq!(found(&ix, "pays\u{200b}via x402", D), vec![]);
+    }
+
+    #[test]
+    fn a_whitespace_character_is_what_unicode_calls_white_space() {
+        let mut buf = [0u8; 4];
+        for c in (0..=char::MAX as u32).filter_map(char::from_u32) {
+            let encoded = c.encode_utf8(&mut buf).as_bytes();
+            let expected = if c.is_whitespace() { encoded.len() } else { 0 };
+            assert_eq!(space_len(encoded, 0), expected, "{c:?}");
+        }
     }
 
     #[test]
@@ -728,7 +806,7 @@ mod tests {
             let mut out = String::new();
             let mut in_run = false;
             for c in t.chars() {
-                if matches!(c, ' ' | '\t' | '\n' | '\r') {
+                if c.is_whitespace() {
                     if !in_run {
                         out.push(' ');
                     }
@@ -752,6 +830,11 @@ mod tests {
             "a \n b",
             "a\t\tb  c \r\n d ",
             "é  ü\n\u{a0}x",
+            "a\u{a0}b",
+            "a \u{2003}\u{3000} b\u{85}c\u{2028}",
+            "dash\u{2014}and \u{201c}quotes\u{201d} \u{200b}zero-width",
+            "\u{0b}vt\u{0c}ff\u{1680}\u{205f}\u{202f}",
+            "\u{e2}\u{e3}\u{c2}",
             "one two  three\nfour\tfive   six",
             "x\0 \0y",
             "  lead",
@@ -767,7 +850,7 @@ mod tests {
             for (i, &o) in origin.iter().enumerate() {
                 let b = t.as_bytes()[o as usize];
                 assert!(
-                    b == flat[i] || (flat[i] == b' ' && is_space(b)),
+                    b == flat[i] || (flat[i] == b' ' && space_len(t.as_bytes(), o as usize) > 0),
                     "{t:?} at {i}"
                 );
             }
