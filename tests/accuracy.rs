@@ -745,3 +745,41 @@ fn a_tag_or_link_taken_off_is_write_and_a_person_removed_is_destructive() {
         assert_eq!(v.category, *want, "{}: {:?}", t.name, v.evidence);
     }
 }
+
+/// The most dangerous mode decides, also where the action is a free string whose values only
+/// the text lists ("add|get|update|remove", "'store', 'search' or 'delete'"): MR-C203. An
+/// update that takes a password or private key can change a credential (MR-C211); creating
+/// an account with a password does not. "Evaluate" runs code only when there is code to
+/// evaluate (MR-C301): scoring an answer is a Read.
+#[test]
+fn listed_delete_actions_credential_updates_and_evaluations() {
+    let text = serde_json::json!({"type": "string"});
+    assert_categories(
+        serde_json::json!({"tools": [
+            tool_with("claim", "Claims: add|get|update|remove|move.",
+                serde_json::json!({"action": text, "claim_id": text})),
+            tool_with("memory", "Project notes kept across sessions.",
+                serde_json::json!({"action": {"type": "string",
+                    "description": "'store', 'search' or 'delete'"}, "id": text})),
+            tool_with("update_user", "Update a user's name, group or password.",
+                serde_json::json!({"user_id": text, "name": text, "password": text})),
+            tool_with("update_wireguard_interface", "Update a WireGuard interface.",
+                serde_json::json!({"name": text, "listen_port": {"type": "integer"}, "private_key": text})),
+            tool_with("create_user", "Create a user account.",
+                serde_json::json!({"name": text, "password": text})),
+            tool_with("evaluate_answer", "Score an LLM answer against a rubric and return the score.",
+                serde_json::json!({"answer": text, "rubric": text})),
+            tool_with("evaluate", "Evaluate a JavaScript expression in the page and return its value.",
+                serde_json::json!({"expression": text})),
+        ]}),
+        &[
+            Category::Destructive,
+            Category::Destructive,
+            Category::Destructive,
+            Category::Destructive,
+            Category::Write,
+            Category::Read,
+            Category::Execute,
+        ],
+    );
+}
