@@ -1524,8 +1524,8 @@ mod danger_evidence_tests {
         let shipped = Engine::new(RuleFile::embedded());
         for quiet in [
             tool(
-                "encode_base32",
-                "Encode text to Base32.",
+                "encode_url",
+                "Encode text for a URL.",
                 serde_json::json!({"text": {"type": "string"}}),
             ),
             tool(
