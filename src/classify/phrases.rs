@@ -561,7 +561,7 @@ fn fold_pieces(bytes: &[u8], mut each: impl FnMut(Piece)) {
 /// copied whole; a text without runs is copied as it is.
 pub fn fold_whitespace(text: &str, out: &mut String) {
     fold_pieces(text.as_bytes(), |piece| match piece {
-        // Whitespace is ASCII, so span ends are character boundaries.
+        // A run is made of whole characters, so span ends are character boundaries.
         Piece::Kept(start, end) => out.push_str(&text[start..end]),
         Piece::Run(_) => out.push(' '),
     });

@@ -16,7 +16,8 @@ pub(super) struct Scratch {
     pub enum_words: Vec<(u32, usize, usize)>,
     pub hits: Vec<PhraseHit>,
     pub schema_hits: Vec<PhraseHit>,
-    /// The schema texts end to end, each followed by a NUL, and where each starts.
+    /// The schema texts end to end as phrases are searched in them (folded when any has a run
+    /// of whitespace), each followed by a NUL, and where each starts.
     pub schema_joined: String,
     pub schema_starts: Vec<usize>,
     /// The description with its whitespace runs folded, when it has any.
