@@ -1323,6 +1323,48 @@ fn phrases_split_by_whitespace_are_still_found() {
     assert_eq!(category_in(&s, "get_status"), "Read");
 }
 
+/// Hostile text cannot hide a word from the rules while the calling model still reads it: a
+/// zero-width space inside "purge", a Cyrillic letter inside "destroy" or "delete" (an enum
+/// value too), mathematical bold letters spelling "deletes". Each tool gets the plain spelling's
+/// verdict and a finding (MR-F102) that names what was hidden; a formula's Greek letters and a
+/// Russian description are neither unmasked nor reported.
+#[test]
+fn words_masked_by_hidden_or_look_alike_characters_get_their_plain_verdict() {
+    let s = scanned_hostile("masked-words.json");
+    for name in [
+        "pur\u{200b}ge_database",
+        "d\u{0435}stroy_vm",
+        "manage_user",
+        "sync_folder",
+    ] {
+        assert_eq!(category_in(&s, name), "Destructive", "{name}");
+    }
+    assert_finding_on(
+        &s,
+        "MR-F102",
+        &[
+            "pur\u{200b}ge_database",
+            "d\u{0435}stroy_vm",
+            "manage_user",
+            "get_quote",
+            "sync_folder",
+        ],
+    );
+    assert_finding_on(&s, "MR-F101", &["get_quote"]);
+    let look_alike = findings_of(&s, "MR-F102")
+        .find(|f| f["tool"] == "d\u{0435}stroy_vm")
+        .expect("the finding on the disguised name");
+    assert!(
+        look_alike["message"]
+            .as_str()
+            .unwrap()
+            .contains("(look-alike letter) in description, name"),
+        "{look_alike}"
+    );
+    assert_eq!(category_in(&s, "calc_reynolds"), "Read");
+    assert_eq!(category_in(&s, "get_article"), "Read");
+}
+
 /// A description that claims the tool is read-only while its action word creates, sends, runs or
 /// deletes is reported (MR-F109), and the claim lowers no verdict. A read that says so, and a
 /// read-only mode or query named in a description, are not claims of that kind.

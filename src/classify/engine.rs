@@ -12,6 +12,7 @@ use super::phrases::{fold_whitespace, has_loose_whitespace, scope, PhraseHit, Ph
 use super::prefilter::{members, Prefilter, RuleSet, Slot};
 use super::rules::{Cond, Rule, RuleFile, RuleKind};
 use super::scratch::{cleared, with_scratch, Scratch};
+use super::unmask;
 use super::words::normalize_key;
 use crate::model::{Category, Evidence, Finding, Severity, Tool};
 use std::cell::OnceCell;
@@ -673,6 +674,23 @@ impl Engine {
     /// `classify`, with buffers from `s` (given back before returning).
     fn classify_with(&self, tool: &Tool, s: &mut Scratch) -> Verdict {
         let features = Features::reusing(tool, std::mem::take(&mut s.features));
+        if !unmask::masks_what_is_read(tool, &features) {
+            return self.classify_features(tool, features, s);
+        }
+        // Judged as the calling model reads it: hidden characters and look-alike letters
+        // undone. Its findings name the tool as sent, as every report does.
+        s.features = features.recycle();
+        let plain = unmask::unmasked(tool).into_owned();
+        let features = Features::reusing(&plain, std::mem::take(&mut s.features));
+        let mut verdict = self.classify_features(&plain, features, s);
+        for f in &mut verdict.findings {
+            f.tool = Some(tool.name.clone());
+        }
+        verdict
+    }
+
+    /// `classify_with` on a tool whose features are extracted.
+    fn classify_features(&self, tool: &Tool, features: Features, s: &mut Scratch) -> Verdict {
         let r = self.resolve(tool, &features, s);
         let mut matched = cleared(&mut s.matched);
         let mut candidates = cleared(&mut s.candidates);
@@ -771,6 +789,14 @@ impl Engine {
     /// (whether they decide alone, and the hard floor under the model's choice), so that a
     /// decision can be fitted on the verdicts [`Engine::classify`] gives.
     pub fn model_view(&self, tool: &Tool) -> ModelView {
+        // As `classify_with` reads it, so that training sees what classifying sees.
+        let plain;
+        let tool = if unmask::masks_what_is_read(tool, &Features::of(tool)) {
+            plain = unmask::unmasked(tool).into_owned();
+            &plain
+        } else {
+            tool
+        };
         with_scratch(|s| {
             let features = Features::reusing(tool, std::mem::take(&mut s.features));
             let r = self.resolve(tool, &features, s);

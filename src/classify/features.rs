@@ -124,6 +124,15 @@ impl<'a> Features<'a> {
         f
     }
 
+    /// Every schema string the rules and the model read: property names, enum and const
+    /// values, and the gathered texts.
+    pub fn schema_strings(&self) -> impl Iterator<Item = &'a str> + '_ {
+        let names = self.properties.iter().map(|p| p.name);
+        names
+            .chain(self.values.iter().copied())
+            .chain(self.schema_texts.iter().copied())
+    }
+
     /// Gives back the buffers, emptied, for the next tool.
     pub fn recycle(self) -> Buffers {
         let mut words = [

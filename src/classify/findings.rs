@@ -3,6 +3,7 @@
 //! (rules with a `check`), so `mcprisk rules ID` explains them like any other.
 
 use super::rules::RuleFile;
+use super::unmask;
 use crate::model::{Category, Finding, Severity, Tool};
 use serde_json::Value;
 use std::collections::HashMap;
@@ -90,7 +91,7 @@ fn any_hidden(v: &Value, budget: &mut usize) -> bool {
             block.iter().fold(false, |acc, &b| {
                 acc | (b >= 0x7f) | (b < 0x20 && b != b'\n' && b != b'\t' && b != b'\r')
             })
-        }) && s.chars().any(|c| hidden_kind(c).is_some())
+        }) && (s.chars().any(|c| hidden_kind(c).is_some()) || unmask::look_alikes_in(s) > 0)
     };
     match v {
         Value::String(s) => hidden(s),
@@ -191,6 +192,12 @@ fn scan(
             kinds.push(k);
             here = true;
         }
+    }
+    let look_alikes = unmask::look_alikes_in(s);
+    if look_alikes > 0 {
+        *count += look_alikes;
+        kinds.push("look-alike letter");
+        here = true;
     }
     if here {
         at.push(if path.is_empty() {
@@ -387,5 +394,19 @@ mod tests {
             f.message
         );
         assert!(hidden_characters(&rules, &tool("y", "plain text")).is_none());
+    }
+
+    #[test]
+    fn look_alike_letters_in_a_latin_word_are_found_and_a_foreign_word_is_not() {
+        let rules = RuleFile::embedded();
+        // A Cyrillic "е" (U+0435) inside "destroys".
+        let f = hidden_characters(&rules, &tool("x", "D\u{0435}stroys the VM")).unwrap();
+        assert!(
+            f.message
+                .contains("1 hidden or deceptive character(s) (look-alike letter)"),
+            "{}",
+            f.message
+        );
+        assert!(hidden_characters(&rules, &tool("y", "Удаляет виртуальную машину")).is_none());
     }
 }

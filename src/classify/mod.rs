@@ -13,6 +13,7 @@ pub mod phrases;
 mod prefilter;
 pub mod rules;
 mod scratch;
+pub mod unmask;
 pub mod words;
 
 pub use engine::{Engine, Verdict};

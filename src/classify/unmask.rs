@@ -1,0 +1,340 @@
+//! Tool text as the model that calls the tool reads it. A hostile server can hide a word from
+//! mcprisk's rules while an agent still reads it: a zero-width space inside "pur\u{200B}ge", or
+//! a Cyrillic "е" inside "dеstroy". Before a tool is classified, invisible characters are
+//! dropped and look-alike letters inside a Latin word are read as the Latin letters they
+//! imitate, so the verdict is the one the plain spelling gets. The tool as sent is kept for
+//! every report, and [`MR-F102`](super::findings::hidden_characters) names what was hidden.
+//!
+//! Which letters look alike is Unicode's answer (the confusables of UTS #39, through the
+//! `unicode-security` crate); which words are disguised is decided here: a word that mixes
+//! ASCII letters or digits with look-alikes of another script (or with styled letters such as
+//! the mathematical bold or fullwidth ones). A word wholly in another script is a word of that
+//! language ("сор" is Russian) and is left as it is.
+
+use super::features::Features;
+use crate::model::Tool;
+use crate::output::sanitize::is_hidden;
+use serde_json::{Map, Value};
+use std::borrow::Cow;
+use unicode_script::{Script, UnicodeScript};
+
+/// The tool with its name, title, description and input schema (every key and string in it)
+/// unmasked, which is all that classifying reads (see the module's head); borrowed as it is
+/// when there is nothing to unmask, as for almost every tool.
+pub fn unmasked(tool: &Tool) -> Cow<'_, Tool> {
+    let schema = tool.raw.get("inputSchema");
+    if is_plain(&tool.name)
+        && is_plain(&tool.description)
+        && tool.title.as_deref().is_none_or(is_plain)
+        && schema.is_none_or(|s| value_is_plain(s, &mut { MAX_STRINGS }))
+    {
+        return Cow::Borrowed(tool);
+    }
+    let mut raw = tool.raw.clone();
+    if let Value::Object(map) = &mut raw {
+        for key in ["name", "title", "description"] {
+            if let Some(Value::String(text)) = map.get_mut(key) {
+                if let Cow::Owned(u) = unmask(text) {
+                    *text = u;
+                }
+            }
+        }
+        if let Some(schema) = map.get_mut("inputSchema") {
+            *schema = unmask_value(schema, &mut { MAX_STRINGS });
+        }
+    }
+    Cow::Owned(Tool {
+        name: unmask(&tool.name).into_owned(),
+        title: tool.title.as_deref().map(|t| unmask(t).into_owned()),
+        description: unmask(&tool.description).into_owned(),
+        raw,
+    })
+}
+
+/// Whether any text the rules and the model read of `tool` (its name, its description, and
+/// the schema's property names, enum values and texts that `f` gathered from it) needs
+/// unmasking: a check of the few strings read, not of the whole schema.
+pub fn masks_what_is_read(tool: &Tool, f: &Features) -> bool {
+    !(is_plain(&tool.name) && is_plain(&tool.description) && f.schema_strings().all(is_plain))
+}
+
+/// Most strings of one input schema looked at (and unmasked): a bound on hostile schemas, as
+/// the hidden-character finding has.
+const MAX_STRINGS: usize = 10_000;
+
+/// Whether [`unmask`] leaves `s` as it is, without building anything for the common texts:
+/// plain ASCII, or other text in which no character is hidden or looks like an ASCII one.
+fn is_plain(s: &str) -> bool {
+    is_plain_ascii(s)
+        || !s
+            .chars()
+            .any(|c| is_filler(c) || is_dropped(c) || look_alike(c).is_some())
+        || matches!(unmask(s), Cow::Borrowed(_))
+}
+
+/// `s` with invisible characters dropped (Hangul fillers, which show as blanks, read as
+/// spaces) and the look-alike letters of disguised words replaced; borrowed when unchanged.
+pub fn unmask(s: &str) -> Cow<'_, str> {
+    if is_plain_ascii(s) {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len());
+    let mut word: Vec<char> = Vec::new();
+    let mut changed = false;
+    let flush = |word: &mut Vec<char>, out: &mut String, changed: &mut bool| {
+        if is_disguised(word) {
+            *changed = true;
+            out.extend(word.iter().map(|&c| look_alike(c).unwrap_or(c)));
+        } else {
+            out.extend(word.iter());
+        }
+        word.clear();
+    };
+    for c in s.chars() {
+        if is_filler(c) {
+            changed = true;
+            flush(&mut word, &mut out, &mut changed);
+            out.push(' ');
+        } else if is_variation_selector(c) && !word.last().is_some_and(char::is_ascii_alphanumeric)
+        {
+            // After a symbol (an emoji's text or colour form, "ℹ️") it is what it is for.
+            out.push(c);
+        } else if is_dropped(c) {
+            // Inside a word or not, it shows nothing: the word goes on across it.
+            changed = true;
+        } else if c.is_alphanumeric() {
+            word.push(c);
+        } else {
+            flush(&mut word, &mut out, &mut changed);
+            out.push(c);
+        }
+    }
+    flush(&mut word, &mut out, &mut changed);
+    if changed {
+        Cow::Owned(out)
+    } else {
+        Cow::Borrowed(s)
+    }
+}
+
+/// How many look-alike letters stand in disguised words of `s` (for the finding).
+pub fn look_alikes_in(s: &str) -> usize {
+    if s.is_ascii() {
+        return 0;
+    }
+    s.split(|c: char| !(c.is_alphanumeric() || is_dropped(c)))
+        .map(|w| {
+            let word: Vec<char> = w.chars().filter(|&c| !is_dropped(c)).collect();
+            if is_disguised(&word) {
+                word.iter().filter(|&&c| look_alike(c).is_some()).count()
+            } else {
+                0
+            }
+        })
+        .sum()
+}
+
+/// ASCII only: nothing to unmask. The standard library's test reads a machine word at a
+/// time; this is the path almost every text takes. (ASCII control characters are reported by
+/// the hidden-character finding, not undone: a text need not be read a second time for them.)
+fn is_plain_ascii(s: &str) -> bool {
+    s.is_ascii()
+}
+
+/// Variation selectors: they choose how the character before them is drawn.
+fn is_variation_selector(c: char) -> bool {
+    matches!(c, '\u{fe00}'..='\u{fe0f}' | '\u{e0100}'..='\u{e01ef}')
+}
+
+/// Hangul fillers: blank to a reader, letters to Unicode.
+fn is_filler(c: char) -> bool {
+    matches!(c, '\u{115f}' | '\u{1160}' | '\u{3164}' | '\u{ffa0}')
+}
+
+/// A character beyond ASCII that a reader does not see (zero-width, joiners, bidi controls,
+/// variation selectors, Unicode tags, C1 controls).
+fn is_dropped(c: char) -> bool {
+    !c.is_ascii() && !is_filler(c) && is_hidden(c)
+}
+
+/// A word is disguised when a few look-alike letters stand among at least three ASCII letters
+/// (as many ASCII letters as look-alikes, or more), or when it is made wholly of styled letters
+/// (mathematical, fullwidth), which no language writes in. A formula's Greek beside one or two
+/// Latin letters ("ρgh", "σ²I") is not a disguise.
+fn is_disguised(word: &[char]) -> bool {
+    let mut look_alikes = 0;
+    let mut ascii_letters = 0;
+    let mut styled_only = true;
+    for &c in word {
+        if c.is_ascii_alphabetic() {
+            ascii_letters += 1;
+        } else if c.is_ascii_digit() {
+        } else if look_alike(c).is_some() {
+            look_alikes += 1;
+            styled_only &= is_styled(c);
+        } else {
+            styled_only = false;
+        }
+    }
+    look_alikes > 0
+        && ((ascii_letters >= 3 && ascii_letters >= look_alikes)
+            || (styled_only && ascii_letters == 0))
+}
+
+/// Letters and digits drawn in another style: mathematical alphanumerics (script Common) and
+/// the fullwidth forms.
+fn is_styled(c: char) -> bool {
+    matches!(c, '\u{ff10}'..='\u{ff5a}' | '\u{1d400}'..='\u{1d7ff}')
+}
+
+/// The ASCII letter or digit a non-ASCII character imitates, when Unicode's confusables map it
+/// to exactly one and it is not a Latin letter of its own (an accented or dotless letter of a
+/// Latin alphabet is a letter of that language, not a disguise).
+fn look_alike(c: char) -> Option<char> {
+    if c.is_ascii() {
+        return None;
+    }
+    match c.script() {
+        Script::Latin if !is_styled(c) => return None,
+        // The scripts of most non-Latin tool text, none of whose letters Unicode gives an
+        // ASCII look-alike: answered without looking up the confusables.
+        Script::Han | Script::Hiragana | Script::Katakana | Script::Hangul => return None,
+        _ => {}
+    }
+    let mut buf = [0u8; 4];
+    let mut proto = unicode_security::skeleton(c.encode_utf8(&mut buf));
+    let one = proto.next()?;
+    if proto.next().is_some() || !one.is_ascii_alphanumeric() {
+        return None;
+    }
+    // The skeleton writes capital I and the digit 1 as "l", and the digit 0 as "O": keep the
+    // case and kind of what is imitated.
+    Some(match one {
+        'l' if c.is_uppercase() => 'I',
+        'l' if c.is_numeric() => '1',
+        'O' if c.is_numeric() => '0',
+        'O' if c.is_lowercase() => 'o',
+        other => other,
+    })
+}
+
+/// Whether no string under `v` (keys too) needs unmasking; no allocation.
+fn value_is_plain(v: &Value, budget: &mut usize) -> bool {
+    if *budget == 0 {
+        return true;
+    }
+    *budget -= 1;
+    match v {
+        Value::String(s) => is_plain(s),
+        Value::Array(items) => items.iter().all(|i| value_is_plain(i, budget)),
+        Value::Object(map) => map
+            .iter()
+            .all(|(k, i)| is_plain(k) && value_is_plain(i, budget)),
+        _ => true,
+    }
+}
+
+/// `v` with every string and key unmasked, within the same bound as [`value_is_plain`].
+fn unmask_value(v: &Value, budget: &mut usize) -> Value {
+    if *budget == 0 {
+        return v.clone();
+    }
+    *budget -= 1;
+    match v {
+        Value::String(s) => Value::String(unmask(s).into_owned()),
+        Value::Array(items) => {
+            Value::Array(items.iter().map(|i| unmask_value(i, budget)).collect())
+        }
+        Value::Object(map) => {
+            let mut out = Map::with_capacity(map.len());
+            for (k, i) in map {
+                // Two keys that unmask alike: the first keeps its place, as JSON parsers do.
+                out.entry(unmask(k).into_owned())
+                    .or_insert_with(|| unmask_value(i, budget));
+            }
+            Value::Object(out)
+        }
+        other => other.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_text_is_borrowed() {
+        assert!(matches!(unmask("delete_repository"), Cow::Borrowed(_)));
+        assert!(matches!(unmask("Löscht das Repository"), Cow::Borrowed(_)));
+        assert!(matches!(unmask("删除仓库 delete"), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn invisible_characters_inside_a_word_are_dropped() {
+        assert_eq!(unmask("pur\u{200b}ge_database"), "purge_database");
+        assert_eq!(unmask("Wi\u{2060}pes the di\u{feff}sk"), "Wipes the disk");
+        assert_eq!(unmask("de\u{00ad}lete\u{e0041}"), "delete");
+        assert_eq!(unmask("run\u{3164}shell"), "run shell");
+    }
+
+    #[test]
+    fn look_alike_letters_in_a_latin_word_read_as_latin() {
+        // Cyrillic е (U+0435) and о (U+043E), Greek ο (U+03BF), Cyrillic І (U+0406).
+        assert_eq!(unmask("d\u{0435}stroy_vm"), "destroy_vm");
+        assert_eq!(unmask("Dr\u{03bf}p the table"), "Drop the table");
+        assert_eq!(unmask("\u{0406}NSERT r\u{043e}ws"), "INSERT rows");
+        // Styled letters, wholly: mathematical bold and fullwidth.
+        assert_eq!(
+            unmask("\u{1d41d}\u{1d41e}\u{1d425}\u{1d41e}\u{1d42d}\u{1d41e} all"),
+            "delete all"
+        );
+        assert_eq!(unmask("\u{ff45}\u{ff58}\u{ff45}\u{ff43}"), "exec");
+    }
+
+    #[test]
+    fn words_of_other_languages_are_left_alone() {
+        for text in [
+            "Удаляет сор",
+            "Ελληνικά ορ",
+            "dotless ı and ł",
+            "naïve café",
+            "μ-law",
+            "P = P_atm + ρgh",
+            "Σ=σ²I",
+            "\u{26a0}\u{fe0f} Warning",
+        ] {
+            assert!(matches!(unmask(text), Cow::Borrowed(_)), "{text}");
+            assert_eq!(look_alikes_in(text), 0, "{text}");
+        }
+    }
+
+    #[test]
+    fn look_alikes_are_counted_only_in_disguised_words() {
+        assert_eq!(look_alikes_in("d\u{0435}stroy and Удаляет"), 1);
+        assert_eq!(look_alikes_in("pur\u{200b}g\u{0435}"), 1);
+        assert_eq!(look_alikes_in("plain"), 0);
+    }
+
+    #[test]
+    fn a_tool_is_borrowed_unless_something_is_masked() {
+        let tool = |name: &str, enum_value: &str| Tool {
+            name: name.into(),
+            title: None,
+            description: "Deletes things".into(),
+            raw: serde_json::json!({"name": name, "inputSchema": {"type": "object",
+                "properties": {"mode": {"type": "string", "enum": ["soft", enum_value]}}}}),
+        };
+        assert!(matches!(
+            unmasked(&tool("remove_user", "hard")),
+            Cow::Borrowed(_)
+        ));
+        let masked = tool("remove_user", "pur\u{200b}ge");
+        let u = unmasked(&masked);
+        assert!(matches!(u, Cow::Owned(_)));
+        assert_eq!(
+            u.raw["inputSchema"]["properties"]["mode"]["enum"][1],
+            "purge"
+        );
+        assert_eq!(u.name, "remove_user");
+    }
+}
