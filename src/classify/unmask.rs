@@ -62,59 +62,82 @@ pub fn masks_what_is_read(tool: &Tool, f: &Features) -> bool {
 /// the hidden-character finding has.
 const MAX_STRINGS: usize = 10_000;
 
-/// Whether [`unmask`] leaves `s` as it is, without building anything for the common texts:
-/// plain ASCII, or other text in which no character is hidden or looks like an ASCII one.
+/// Whether [`unmask`] leaves `s` as it is, without building anything.
 fn is_plain(s: &str) -> bool {
-    is_plain_ascii(s)
-        || !s
-            .chars()
-            .any(|c| is_filler(c) || is_dropped(c) || look_alike(c).is_some())
-        || matches!(unmask(s), Cow::Borrowed(_))
+    is_plain_ascii(s) || !needs_unmask(s)
 }
 
 /// `s` with invisible characters dropped (Hangul fillers, which show as blanks, read as
 /// spaces) and the look-alike letters of disguised words replaced; borrowed when unchanged.
 pub fn unmask(s: &str) -> Cow<'_, str> {
-    if is_plain_ascii(s) {
+    if is_plain(s) {
         return Cow::Borrowed(s);
     }
     let mut out = String::with_capacity(s.len());
-    let mut word: Vec<char> = Vec::new();
-    let mut changed = false;
-    let flush = |word: &mut Vec<char>, out: &mut String, changed: &mut bool| {
-        if is_disguised(word) {
-            *changed = true;
-            out.extend(word.iter().map(|&c| look_alike(c).unwrap_or(c)));
-        } else {
-            out.extend(word.iter());
+    for (is_word, piece) in pieces(s) {
+        if is_word && is_disguised(piece) {
+            out.extend(
+                piece
+                    .chars()
+                    .filter(|&c| !is_dropped(c))
+                    .map(|c| look_alike(c).unwrap_or(c)),
+            );
+            continue;
         }
-        word.clear();
-    };
+        let mut before: Option<char> = out.chars().next_back();
+        for c in piece.chars() {
+            if is_filler(c) {
+                out.push(' ');
+            } else if !is_dropped(c) || is_kept_selector(c, before) {
+                out.push(c);
+            } else {
+                // Inside a word or not, it shows nothing: the word goes on across it.
+                continue;
+            }
+            before = Some(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// Whether anything of `s` is to be unmasked: a filler, an invisible character (but a
+/// variation selector where it belongs), or a disguised word. Only reads.
+fn needs_unmask(s: &str) -> bool {
+    let mut before: Option<char> = None;
     for c in s.chars() {
-        if is_filler(c) {
-            changed = true;
-            flush(&mut word, &mut out, &mut changed);
-            out.push(' ');
-        } else if is_variation_selector(c) && !word.last().is_some_and(char::is_ascii_alphanumeric)
-        {
-            // After a symbol (an emoji's text or colour form, "ℹ️") it is what it is for.
-            out.push(c);
-        } else if is_dropped(c) {
-            // Inside a word or not, it shows nothing: the word goes on across it.
-            changed = true;
-        } else if c.is_alphanumeric() {
-            word.push(c);
-        } else {
-            flush(&mut word, &mut out, &mut changed);
-            out.push(c);
+        if is_filler(c) || (is_dropped(c) && !is_kept_selector(c, before)) {
+            return true;
+        }
+        if !is_dropped(c) {
+            before = Some(c);
         }
     }
-    flush(&mut word, &mut out, &mut changed);
-    if changed {
-        Cow::Owned(out)
-    } else {
-        Cow::Borrowed(s)
-    }
+    pieces(s).any(|(is_word, w)| is_word && is_disguised(w))
+}
+
+/// A variation selector after a symbol or a letter beyond ASCII (an emoji's text or colour
+/// form, "ℹ️") is what it is for, and stays; after an ASCII letter or digit it hides nothing but
+/// itself, and goes.
+fn is_kept_selector(c: char, before: Option<char>) -> bool {
+    is_variation_selector(c) && !before.is_some_and(|b| b.is_ascii_alphanumeric())
+}
+
+/// `s` cut into words (letters and digits, with the invisible characters among them) and what
+/// stands between them, in order: `(true, word)` or `(false, the rest)`.
+fn pieces(s: &str) -> impl Iterator<Item = (bool, &str)> {
+    let in_word = |c: char| (c.is_alphanumeric() && !is_filler(c)) || is_dropped(c);
+    let mut rest = s;
+    std::iter::from_fn(move || {
+        let first = rest.chars().next()?;
+        let is_word = in_word(first);
+        let end = rest
+            .char_indices()
+            .find(|&(_, c)| in_word(c) != is_word)
+            .map_or(rest.len(), |(i, _)| i);
+        let (piece, tail) = rest.split_at(end);
+        rest = tail;
+        Some((is_word, piece))
+    })
 }
 
 /// How many look-alike letters stand in disguised words of `s` (for the finding).
@@ -122,15 +145,9 @@ pub fn look_alikes_in(s: &str) -> usize {
     if s.is_ascii() {
         return 0;
     }
-    s.split(|c: char| !(c.is_alphanumeric() || is_dropped(c)))
-        .map(|w| {
-            let word: Vec<char> = w.chars().filter(|&c| !is_dropped(c)).collect();
-            if is_disguised(&word) {
-                word.iter().filter(|&&c| look_alike(c).is_some()).count()
-            } else {
-                0
-            }
-        })
+    pieces(s)
+        .filter(|&(is_word, w)| is_word && is_disguised(w))
+        .map(|(_, w)| w.chars().filter(|&c| look_alike(c).is_some()).count())
         .sum()
 }
 
@@ -160,25 +177,31 @@ fn is_dropped(c: char) -> bool {
 /// A word is disguised when a few look-alike letters stand among at least three ASCII letters
 /// (as many ASCII letters as look-alikes, or more), or when it is made wholly of styled letters
 /// (mathematical, fullwidth), which no language writes in. A formula's Greek beside one or two
-/// Latin letters ("ρgh", "σ²I") is not a disguise.
-fn is_disguised(word: &[char]) -> bool {
-    let mut look_alikes = 0;
-    let mut ascii_letters = 0;
+/// Latin letters ("ρgh", "σ²I") is not a disguise, nor a word of another script. The cheap
+/// tests come first: Unicode's confusables are looked up only for a word that can qualify.
+fn is_disguised(word: &str) -> bool {
+    let mut ascii_letters = 0usize;
+    let mut beyond_ascii = false;
     let mut styled_only = true;
-    for &c in word {
+    for c in word.chars() {
         if c.is_ascii_alphabetic() {
             ascii_letters += 1;
-        } else if c.is_ascii_digit() {
-        } else if look_alike(c).is_some() {
-            look_alikes += 1;
+        } else if !c.is_ascii() && !is_dropped(c) {
+            beyond_ascii = true;
             styled_only &= is_styled(c);
-        } else {
-            styled_only = false;
         }
     }
-    look_alikes > 0
-        && ((ascii_letters >= 3 && ascii_letters >= look_alikes)
-            || (styled_only && ascii_letters == 0))
+    let others = || word.chars().filter(|&c| !c.is_ascii() && !is_dropped(c));
+    if !beyond_ascii {
+        false
+    } else if ascii_letters == 0 {
+        styled_only && others().all(|c| look_alike(c).is_some())
+    } else if ascii_letters >= 3 {
+        let look_alikes = others().filter(|&c| look_alike(c).is_some()).count();
+        look_alikes > 0 && look_alikes <= ascii_letters
+    } else {
+        false
+    }
 }
 
 /// Letters and digits drawn in another style: mathematical alphanumerics (script Common) and
