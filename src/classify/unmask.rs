@@ -174,11 +174,12 @@ fn is_dropped(c: char) -> bool {
     !c.is_ascii() && !is_filler(c) && is_hidden(c)
 }
 
-/// A word is disguised when a few look-alike letters stand among at least three ASCII letters
-/// (as many ASCII letters as look-alikes, or more), or when it is made wholly of styled letters
-/// (mathematical, fullwidth), which no language writes in. A formula's Greek beside one or two
-/// Latin letters ("ρgh", "σ²I") is not a disguise, nor a word of another script. The cheap
-/// tests come first: Unicode's confusables are looked up only for a word that can qualify.
+/// A word is disguised when its look-alike letters are no more than its ASCII letters and
+/// either stand among three ASCII letters or more or come from a script other than Greek (a
+/// Cyrillic "о" in "Dо"), or when it is made wholly of styled letters (mathematical,
+/// fullwidth), which no language writes in. A formula's Greek beside one or two Latin letters
+/// ("ρgh", "σ²I") is not a disguise, nor a word of another script. The cheap tests come first:
+/// Unicode's confusables are looked up only for a word that has letters beyond ASCII.
 fn is_disguised(word: &str) -> bool {
     let mut ascii_letters = 0usize;
     let mut beyond_ascii = false;
@@ -196,11 +197,13 @@ fn is_disguised(word: &str) -> bool {
         false
     } else if ascii_letters == 0 {
         styled_only && others().all(|c| look_alike(c).is_some())
-    } else if ascii_letters >= 3 {
-        let look_alikes = others().filter(|&c| look_alike(c).is_some()).count();
-        look_alikes > 0 && look_alikes <= ascii_letters
     } else {
-        false
+        let (mut look_alikes, mut foreign) = (0, false);
+        for c in others().filter(|&c| look_alike(c).is_some()) {
+            look_alikes += 1;
+            foreign |= !matches!(c.script(), Script::Greek | Script::Common);
+        }
+        look_alikes > 0 && look_alikes <= ascii_letters && (ascii_letters >= 3 || foreign)
     }
 }
 
