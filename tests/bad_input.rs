@@ -1363,6 +1363,18 @@ fn words_masked_by_hidden_or_look_alike_characters_get_their_plain_verdict() {
     );
     assert_eq!(category_in(&s, "calc_reynolds"), "Read");
     assert_eq!(category_in(&s, "get_article"), "Read");
+    // The terminal shows the disguise as it shows hidden characters.
+    let list = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/hostile/masked-words.json");
+    let out = mcprisk()
+        .args(["scan", "--tools"])
+        .arg(&list)
+        .output()
+        .unwrap();
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        table.contains("d\\u{0435}stroy_vm") && !table.contains("d\u{0435}stroy"),
+        "{table}"
+    );
 }
 
 /// A description that claims the tool is read-only while its action word creates, sends, runs or

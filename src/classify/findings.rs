@@ -3,8 +3,8 @@
 //! (rules with a `check`), so `mcprisk rules ID` explains them like any other.
 
 use super::rules::RuleFile;
-use super::unmask;
 use crate::model::{Category, Finding, Severity, Tool};
+use crate::output::deceptive;
 use serde_json::Value;
 use std::collections::HashMap;
 
@@ -91,7 +91,7 @@ fn any_hidden(v: &Value, budget: &mut usize) -> bool {
             block.iter().fold(false, |acc, &b| {
                 acc | (b >= 0x7f) | (b < 0x20 && b != b'\n' && b != b'\t' && b != b'\r')
             })
-        }) && (s.chars().any(|c| hidden_kind(c).is_some()) || unmask::look_alikes_in(s) > 0)
+        }) && (s.chars().any(|c| hidden_kind(c).is_some()) || deceptive::look_alikes_in(s) > 0)
     };
     match v {
         Value::String(s) => hidden(s),
@@ -193,7 +193,7 @@ fn scan(
             here = true;
         }
     }
-    let look_alikes = unmask::look_alikes_in(s);
+    let look_alikes = deceptive::look_alikes_in(s);
     if look_alikes > 0 {
         *count += look_alikes;
         kinds.push("look-alike letter");

@@ -5,18 +5,16 @@
 //! imitate, so the verdict is the one the plain spelling gets. The tool as sent is kept for
 //! every report, and [`MR-F102`](super::findings::hidden_characters) names what was hidden.
 //!
-//! Which letters look alike is Unicode's answer (the confusables of UTS #39, through the
-//! `unicode-security` crate); which words are disguised is decided here: a word that mixes
-//! ASCII letters or digits with look-alikes of another script (or with styled letters such as
-//! the mathematical bold or fullwidth ones). A word wholly in another script is a word of that
-//! language ("сор" is Russian) and is left as it is.
+//! Which characters are hidden and which words are disguised is `output::deceptive`'s answer,
+//! the same that output reveals them by.
 
 use super::features::Features;
 use crate::model::Tool;
-use crate::output::sanitize::is_hidden;
+use crate::output::deceptive::{
+    is_disguised, is_dropped, is_filler, is_kept_selector, look_alike, pieces,
+};
 use serde_json::{Map, Value};
 use std::borrow::Cow;
-use unicode_script::{Script, UnicodeScript};
 
 /// The tool with its name, title, description and input schema (every key and string in it)
 /// unmasked, which is all that classifying reads (see the module's head); borrowed as it is
@@ -115,133 +113,11 @@ fn needs_unmask(s: &str) -> bool {
     pieces(s).any(|(is_word, w)| is_word && is_disguised(w))
 }
 
-/// A variation selector after a symbol or a letter beyond ASCII (an emoji's text or colour
-/// form, "ℹ️") is what it is for, and stays; after an ASCII letter or digit it hides nothing but
-/// itself, and goes.
-fn is_kept_selector(c: char, before: Option<char>) -> bool {
-    is_variation_selector(c) && !before.is_some_and(|b| b.is_ascii_alphanumeric())
-}
-
-/// `s` cut into words (letters and digits, with the invisible characters among them) and what
-/// stands between them, in order: `(true, word)` or `(false, the rest)`.
-fn pieces(s: &str) -> impl Iterator<Item = (bool, &str)> {
-    let in_word = |c: char| (c.is_alphanumeric() && !is_filler(c)) || is_dropped(c);
-    let mut rest = s;
-    std::iter::from_fn(move || {
-        let first = rest.chars().next()?;
-        let is_word = in_word(first);
-        let end = rest
-            .char_indices()
-            .find(|&(_, c)| in_word(c) != is_word)
-            .map_or(rest.len(), |(i, _)| i);
-        let (piece, tail) = rest.split_at(end);
-        rest = tail;
-        Some((is_word, piece))
-    })
-}
-
-/// How many look-alike letters stand in disguised words of `s` (for the finding).
-pub fn look_alikes_in(s: &str) -> usize {
-    if s.is_ascii() {
-        return 0;
-    }
-    pieces(s)
-        .filter(|&(is_word, w)| is_word && is_disguised(w))
-        .map(|(_, w)| w.chars().filter(|&c| look_alike(c).is_some()).count())
-        .sum()
-}
-
 /// ASCII only: nothing to unmask. The standard library's test reads a machine word at a
 /// time; this is the path almost every text takes. (ASCII control characters are reported by
 /// the hidden-character finding, not undone: a text need not be read a second time for them.)
 fn is_plain_ascii(s: &str) -> bool {
     s.is_ascii()
-}
-
-/// Variation selectors: they choose how the character before them is drawn.
-fn is_variation_selector(c: char) -> bool {
-    matches!(c, '\u{fe00}'..='\u{fe0f}' | '\u{e0100}'..='\u{e01ef}')
-}
-
-/// Hangul fillers: blank to a reader, letters to Unicode.
-fn is_filler(c: char) -> bool {
-    matches!(c, '\u{115f}' | '\u{1160}' | '\u{3164}' | '\u{ffa0}')
-}
-
-/// A character beyond ASCII that a reader does not see (zero-width, joiners, bidi controls,
-/// variation selectors, Unicode tags, C1 controls).
-fn is_dropped(c: char) -> bool {
-    !c.is_ascii() && !is_filler(c) && is_hidden(c)
-}
-
-/// A word is disguised when its look-alike letters are no more than its ASCII letters and
-/// either stand among three ASCII letters or more or come from a script other than Greek (a
-/// Cyrillic "о" in "Dо"), or when it is made wholly of styled letters (mathematical,
-/// fullwidth), which no language writes in. A formula's Greek beside one or two Latin letters
-/// ("ρgh", "σ²I") is not a disguise, nor a word of another script. The cheap tests come first:
-/// Unicode's confusables are looked up only for a word that has letters beyond ASCII.
-fn is_disguised(word: &str) -> bool {
-    let mut ascii_letters = 0usize;
-    let mut beyond_ascii = false;
-    let mut styled_only = true;
-    for c in word.chars() {
-        if c.is_ascii_alphabetic() {
-            ascii_letters += 1;
-        } else if !c.is_ascii() && !is_dropped(c) {
-            beyond_ascii = true;
-            styled_only &= is_styled(c);
-        }
-    }
-    let others = || word.chars().filter(|&c| !c.is_ascii() && !is_dropped(c));
-    if !beyond_ascii {
-        false
-    } else if ascii_letters == 0 {
-        styled_only && others().all(|c| look_alike(c).is_some())
-    } else {
-        let (mut look_alikes, mut foreign) = (0, false);
-        for c in others().filter(|&c| look_alike(c).is_some()) {
-            look_alikes += 1;
-            foreign |= !matches!(c.script(), Script::Greek | Script::Common);
-        }
-        look_alikes > 0 && look_alikes <= ascii_letters && (ascii_letters >= 3 || foreign)
-    }
-}
-
-/// Letters and digits drawn in another style: mathematical alphanumerics (script Common) and
-/// the fullwidth forms.
-fn is_styled(c: char) -> bool {
-    matches!(c, '\u{ff10}'..='\u{ff5a}' | '\u{1d400}'..='\u{1d7ff}')
-}
-
-/// The ASCII letter or digit a non-ASCII character imitates, when Unicode's confusables map it
-/// to exactly one and it is not a Latin letter of its own (an accented or dotless letter of a
-/// Latin alphabet is a letter of that language, not a disguise).
-fn look_alike(c: char) -> Option<char> {
-    if c.is_ascii() {
-        return None;
-    }
-    match c.script() {
-        Script::Latin if !is_styled(c) => return None,
-        // The scripts of most non-Latin tool text, none of whose letters Unicode gives an
-        // ASCII look-alike: answered without looking up the confusables.
-        Script::Han | Script::Hiragana | Script::Katakana | Script::Hangul => return None,
-        _ => {}
-    }
-    let mut buf = [0u8; 4];
-    let mut proto = unicode_security::skeleton(c.encode_utf8(&mut buf));
-    let one = proto.next()?;
-    if proto.next().is_some() || !one.is_ascii_alphanumeric() {
-        return None;
-    }
-    // The skeleton writes capital I and the digit 1 as "l", and the digit 0 as "O": keep the
-    // case and kind of what is imitated.
-    Some(match one {
-        'l' if c.is_uppercase() => 'I',
-        'l' if c.is_numeric() => '1',
-        'O' if c.is_numeric() => '0',
-        'O' if c.is_lowercase() => 'o',
-        other => other,
-    })
 }
 
 /// Whether no string under `v` (keys too) needs unmasking; no allocation.
@@ -330,15 +206,7 @@ mod tests {
             "\u{26a0}\u{fe0f} Warning",
         ] {
             assert!(matches!(unmask(text), Cow::Borrowed(_)), "{text}");
-            assert_eq!(look_alikes_in(text), 0, "{text}");
         }
-    }
-
-    #[test]
-    fn look_alikes_are_counted_only_in_disguised_words() {
-        assert_eq!(look_alikes_in("d\u{0435}stroy and Удаляет"), 1);
-        assert_eq!(look_alikes_in("pur\u{200b}g\u{0435}"), 1);
-        assert_eq!(look_alikes_in("plain"), 0);
     }
 
     #[test]

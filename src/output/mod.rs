@@ -7,6 +7,7 @@
 //! or FIFO (`-o /dev/stdout`, `-o /dev/null`) is written in place, never replaced, and a symbolic
 //! link is followed, never replaced.
 
+pub mod deceptive;
 pub mod inert;
 pub mod sanitize;
 pub mod terminal;

@@ -8,31 +8,21 @@
 //! - [`json_text`]: JSON that stays valid and means the same, with `<`, `>`, `&`, backticks and
 //!   every invisible character written as `\uXXXX` escapes.
 
+pub use super::deceptive::is_hidden;
+use super::deceptive::look_alike_spans;
 use std::fmt::Write as _;
 
-/// Whether a character must not reach a reader as-is: controls, zero-width and invisible
-/// fillers, bidi overrides and isolates, variation selectors, Unicode tag characters.
-pub fn is_hidden(c: char) -> bool {
-    if c < '\u{7f}' {
-        // ASCII, the common case: only the C0 controls are hidden.
-        return c < ' ';
-    }
-    matches!(c,
-        '\u{00ad}' | '\u{034f}' | '\u{061c}' | '\u{115f}' | '\u{1160}' | '\u{17b4}' | '\u{17b5}'
-        | '\u{180b}'..='\u{180f}' | '\u{200b}'..='\u{200f}' | '\u{2028}'..='\u{202e}'
-        | '\u{2060}'..='\u{206f}' | '\u{3164}' | '\u{fe00}'..='\u{fe0f}' | '\u{feff}'
-        | '\u{ffa0}' | '\u{fff0}'..='\u{fffb}' | '\u{1d173}'..='\u{1d17a}'
-        | '\u{e0000}'..='\u{e007f}' | '\u{e0100}'..='\u{e01ef}')
-        || c.is_control()
-}
-
-/// Text with every hidden or control character shown as `\u{XXXX}`; newlines and tabs kept.
+/// Text with every hidden or control character, and every look-alike letter of a disguised
+/// word (a Cyrillic "е" in "dеstroy"), shown as `\u{XXXX}`; newlines and tabs kept.
 pub fn visible(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
+    let disguise = look_alike_spans(s);
+    let mut next = disguise.iter().peekable();
+    for (i, c) in s.char_indices() {
+        let look_alike = next.next_if(|span| span.start == i).is_some();
         if c == '\n' || c == '\t' {
             out.push(c);
-        } else if is_hidden(c) {
+        } else if is_hidden(c) || look_alike {
             let _ = write!(out, "\\u{{{:04X}}}", c as u32);
         } else {
             out.push(c);
@@ -205,13 +195,23 @@ fn tag_ascii(c: char) -> char {
 /// The result is markup: insert it without escaping it again.
 pub fn html_reveal(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 16);
-    let mut chars = s.chars().peekable();
-    while let Some(c) = chars.next() {
+    let disguise = look_alike_spans(s);
+    let mut next = disguise.iter().peekable();
+    let mut chars = s.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        if next.next_if(|span| span.start == i).is_some() {
+            let _ = write!(
+                out,
+                "<mark class=\"hidden-char\" title=\"a letter that looks like another (a disguised word)\">U+{:04X}</mark>",
+                c as u32
+            );
+            continue;
+        }
         if is_tag_text(c) {
             // Unicode tag characters spell invisible ASCII: show what they spell.
             let mut spelled = String::new();
             push_html(&mut spelled, tag_ascii(c));
-            while let Some(&n) = chars.peek().filter(|n| is_tag_text(**n)) {
+            while let Some(&(_, n)) = chars.peek().filter(|(_, n)| is_tag_text(*n)) {
                 push_html(&mut spelled, tag_ascii(n));
                 chars.next();
             }
@@ -347,6 +347,20 @@ mod tests {
         );
         // A backslash before a pipe cannot unescape it: both are escaped.
         assert_eq!(markdown("a\\|b"), "a\\\\\\|b");
+    }
+
+    #[test]
+    fn look_alike_letters_of_a_disguised_word_are_revealed_and_other_scripts_are_not() {
+        assert_eq!(visible("d\u{0435}stroy_vm"), "d\\u{0435}stroy_vm");
+        assert_eq!(
+            one_line("Удаляет d\u{0435}stroy", 40),
+            "Удаляет d\\u{0435}stroy"
+        );
+        // Markdown escapes the backslash, so it renders as the terminal shows it.
+        assert_eq!(markdown("d\u{0435}lete"), "d\\\\u{0435}lete");
+        assert!(html_reveal("d\u{0435}stroy").starts_with("d<mark class=\"hidden-char\""));
+        assert!(html_reveal("d\u{0435}stroy").ends_with(">U+0435</mark>stroy"));
+        assert_eq!(visible("Удаляет ρgh"), "Удаляет ρgh");
     }
 
     #[test]
