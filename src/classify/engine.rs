@@ -119,6 +119,25 @@ fn folded<'t>(text: &'t str, buffer: &'t mut String) -> &'t str {
     }
 }
 
+/// Runs `then` on the tool as the calling model reads it, with its features: the tool as sent
+/// when nothing it is read by is masked (almost always; its features are extracted once), else
+/// the tool with hidden characters and look-alike letters undone (see [`unmask`]). Also says
+/// whether it was unmasked.
+fn read_as_the_model_does<T>(
+    tool: &Tool,
+    s: &mut Scratch,
+    then: impl for<'t> FnOnce(&'t Tool, Features<'t>, &mut Scratch) -> T,
+) -> (T, bool) {
+    let features = Features::reusing(tool, std::mem::take(&mut s.features));
+    if !unmask::masks_what_is_read(tool, &features) {
+        return (then(tool, features, s), false);
+    }
+    s.features = features.recycle();
+    let plain = unmask::unmasked(tool);
+    let features = Features::reusing(&plain, std::mem::take(&mut s.features));
+    (then(&plain, features, s), true)
+}
+
 /// Whether the rules decide a tool alone, at least `from` sure of a verdict other than Write
 /// (see [`RULES_DECIDE_FROM`]). Compared as verdicts show it, so a reader can tell which decided.
 fn rules_sure(rules: &RulePass, from: Option<f64>) -> bool {
@@ -673,18 +692,14 @@ impl Engine {
 
     /// `classify`, with buffers from `s` (given back before returning).
     fn classify_with(&self, tool: &Tool, s: &mut Scratch) -> Verdict {
-        let features = Features::reusing(tool, std::mem::take(&mut s.features));
-        if !unmask::masks_what_is_read(tool, &features) {
-            return self.classify_features(tool, features, s);
-        }
-        // Judged as the calling model reads it: hidden characters and look-alike letters
-        // undone. Its findings name the tool as sent, as every report does.
-        s.features = features.recycle();
-        let plain = unmask::unmasked(tool).into_owned();
-        let features = Features::reusing(&plain, std::mem::take(&mut s.features));
-        let mut verdict = self.classify_features(&plain, features, s);
-        for f in &mut verdict.findings {
-            f.tool = Some(tool.name.clone());
+        let (mut verdict, unmasked) = read_as_the_model_does(tool, s, |tool, features, s| {
+            self.classify_features(tool, features, s)
+        });
+        if unmasked {
+            // Findings name the tool as sent, as every report does.
+            for f in &mut verdict.findings {
+                f.tool = Some(tool.name.clone());
+            }
         }
         verdict
     }
@@ -790,46 +805,46 @@ impl Engine {
     /// decision can be fitted on the verdicts [`Engine::classify`] gives.
     pub fn model_view(&self, tool: &Tool) -> ModelView {
         // As `classify_with` reads it, so that training sees what classifying sees.
-        let plain;
-        let tool = if unmask::masks_what_is_read(tool, &Features::of(tool)) {
-            plain = unmask::unmasked(tool).into_owned();
-            &plain
-        } else {
-            tool
-        };
         with_scratch(|s| {
-            let features = Features::reusing(tool, std::mem::take(&mut s.features));
-            let r = self.resolve(tool, &features, s);
-            let mut matched = cleared(&mut s.matched);
-            let mut candidates = cleared(&mut s.candidates);
-            let rules = self.rule_pass(&r, &mut matched, &mut candidates);
-            let ids = self.matched_category_ids(&matched);
-            let (verbs, modes) = action_words(&r);
-            let mut keys: Vec<String> = Vec::new();
-            model::keys(
-                tool,
-                &features,
-                RuleSignals {
-                    matched: &ids,
-                    verdict: rules.verdict(),
-                    verbs: &verbs,
-                    modes: &modes,
-                },
-                &mut Default::default(),
-                &mut keys,
-            );
-            let view = ModelView {
-                keys,
-                rules_verdict: rules.verdict(),
-                rules_decide: rules_sure(&rules, self.rules_decide_from).then_some(rules.category),
-                floor: rules.floor.map(|(c, _)| c),
-            };
-            s.matched = matched;
-            s.candidates = candidates;
-            s.give_back(r);
-            s.features = features.recycle();
-            view
+            read_as_the_model_does(tool, s, |tool, features, s| {
+                self.view_features(tool, features, s)
+            })
+            .0
         })
+    }
+
+    /// `model_view` on a tool whose features are extracted.
+    fn view_features(&self, tool: &Tool, features: Features, s: &mut Scratch) -> ModelView {
+        let r = self.resolve(tool, &features, s);
+        let mut matched = cleared(&mut s.matched);
+        let mut candidates = cleared(&mut s.candidates);
+        let rules = self.rule_pass(&r, &mut matched, &mut candidates);
+        let ids = self.matched_category_ids(&matched);
+        let (verbs, modes) = action_words(&r);
+        let mut keys: Vec<String> = Vec::new();
+        model::keys(
+            tool,
+            &features,
+            RuleSignals {
+                matched: &ids,
+                verdict: rules.verdict(),
+                verbs: &verbs,
+                modes: &modes,
+            },
+            &mut Default::default(),
+            &mut keys,
+        );
+        let view = ModelView {
+            keys,
+            rules_verdict: rules.verdict(),
+            rules_decide: rules_sure(&rules, self.rules_decide_from).then_some(rules.category),
+            floor: rules.floor.map(|(c, _)| c),
+        };
+        s.matched = matched;
+        s.candidates = candidates;
+        s.give_back(r);
+        s.features = features.recycle();
+        view
     }
 
     /// The category: the rules' where they are sure of it (see [`RULES_DECIDE_FROM`]), the

@@ -17,17 +17,9 @@ use serde_json::{Map, Value};
 use std::borrow::Cow;
 
 /// The tool with its name, title, description and input schema (every key and string in it)
-/// unmasked, which is all that classifying reads (see the module's head); borrowed as it is
-/// when there is nothing to unmask, as for almost every tool.
-pub fn unmasked(tool: &Tool) -> Cow<'_, Tool> {
-    let schema = tool.raw.get("inputSchema");
-    if is_plain(&tool.name)
-        && is_plain(&tool.description)
-        && tool.title.as_deref().is_none_or(is_plain)
-        && schema.is_none_or(|s| value_is_plain(s, &mut { MAX_STRINGS }))
-    {
-        return Cow::Borrowed(tool);
-    }
+/// unmasked, which is all that classifying reads (see the module's head). Called only for a
+/// tool that [`masks_what_is_read`]: the few others pay for a copy.
+pub fn unmasked(tool: &Tool) -> Tool {
     let mut raw = tool.raw.clone();
     if let Value::Object(map) = &mut raw {
         for key in ["name", "title", "description"] {
@@ -41,12 +33,12 @@ pub fn unmasked(tool: &Tool) -> Cow<'_, Tool> {
             *schema = unmask_value(schema, &mut { MAX_STRINGS });
         }
     }
-    Cow::Owned(Tool {
+    Tool {
         name: unmask(&tool.name).into_owned(),
         title: tool.title.as_deref().map(|t| unmask(t).into_owned()),
         description: unmask(&tool.description).into_owned(),
         raw,
-    })
+    }
 }
 
 /// Whether any text the rules and the model read of `tool` (its name, its description, and
@@ -120,23 +112,7 @@ fn is_plain_ascii(s: &str) -> bool {
     s.is_ascii()
 }
 
-/// Whether no string under `v` (keys too) needs unmasking; no allocation.
-fn value_is_plain(v: &Value, budget: &mut usize) -> bool {
-    if *budget == 0 {
-        return true;
-    }
-    *budget -= 1;
-    match v {
-        Value::String(s) => is_plain(s),
-        Value::Array(items) => items.iter().all(|i| value_is_plain(i, budget)),
-        Value::Object(map) => map
-            .iter()
-            .all(|(k, i)| is_plain(k) && value_is_plain(i, budget)),
-        _ => true,
-    }
-}
-
-/// `v` with every string and key unmasked, within the same bound as [`value_is_plain`].
+/// `v` with every string and key unmasked, at most [`MAX_STRINGS`] of them.
 fn unmask_value(v: &Value, budget: &mut usize) -> Value {
     if *budget == 0 {
         return v.clone();
@@ -195,22 +171,13 @@ mod tests {
 
     #[test]
     fn words_of_other_languages_are_left_alone() {
-        for text in [
-            "Удаляет сор",
-            "Ελληνικά ορ",
-            "dotless ı and ł",
-            "naïve café",
-            "μ-law",
-            "P = P_atm + ρgh",
-            "Σ=σ²I",
-            "\u{26a0}\u{fe0f} Warning",
-        ] {
+        for text in crate::output::deceptive::NOT_DISGUISED {
             assert!(matches!(unmask(text), Cow::Borrowed(_)), "{text}");
         }
     }
 
     #[test]
-    fn a_tool_is_borrowed_unless_something_is_masked() {
+    fn a_tool_is_unmasked_only_when_something_read_is_masked() {
         let tool = |name: &str, enum_value: &str| Tool {
             name: name.into(),
             title: None,
@@ -218,13 +185,11 @@ mod tests {
             raw: serde_json::json!({"name": name, "inputSchema": {"type": "object",
                 "properties": {"mode": {"type": "string", "enum": ["soft", enum_value]}}}}),
         };
-        assert!(matches!(
-            unmasked(&tool("remove_user", "hard")),
-            Cow::Borrowed(_)
-        ));
+        let plain = tool("remove_user", "hard");
+        assert!(!masks_what_is_read(&plain, &Features::of(&plain)));
         let masked = tool("remove_user", "pur\u{200b}ge");
+        assert!(masks_what_is_read(&masked, &Features::of(&masked)));
         let u = unmasked(&masked);
-        assert!(matches!(u, Cow::Owned(_)));
         assert_eq!(
             u.raw["inputSchema"]["properties"]["mode"]["enum"][1],
             "purge"
